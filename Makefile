@@ -1,0 +1,65 @@
+# neardup — PGXS build.
+#
+# The two commands a user needs are `make demo` and `make test`; both install
+# what is missing from Debian's packages first, so they work on a fresh
+# machine where the server headers (and so PGXS itself) are not there yet.
+
+EXTENSION   = neardup
+EXTVERSION  = 0.1
+
+MODULE_big  = neardup
+
+# Server-free algorithmic cores: also built into the unit tests and fuzzers.
+CORE_SRCS   = $(sort $(wildcard src/core/*.c))
+
+# SQL-facing code, one file per concern.
+SQL_SRCS    = $(sort $(wildcard src/*.c))
+
+OBJS        = $(SQL_SRCS:.c=.o) $(CORE_SRCS:.c=.o)
+
+DATA        = sql/$(EXTENSION)--$(EXTVERSION).sql
+DOCS        =
+
+# Every sql/*.sql except the install script is a pg_regress suite, run in
+# name order (files are numbered so that the type tests come first).
+REGRESS     = $(sort $(basename $(notdir $(filter-out sql/$(EXTENSION)--%, $(wildcard sql/*.sql)))))
+REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
+
+# xxHash is header-only when inlined: no run-time dependency on libxxhash.
+PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/core -DXXH_INLINE_ALL
+PG_CFLAGS   = -O3
+
+# Prefer the PostgreSQL 15 that Debian installs; PG_CONFIG=... overrides.
+PG_CONFIG  ?= $(firstword $(wildcard /usr/lib/postgresql/15/bin/pg_config) pg_config)
+PGXS       := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+
+ifneq ($(wildcard $(PGXS)),)
+include $(PGXS)
+else
+all:
+	@echo "PostgreSQL server headers are missing: run 'make deps' (or 'make test' / 'make demo', which do)." >&2
+	@exit 1
+endif
+
+.PHONY: deps demo test unit fuzz bench
+
+# Debian packages the build and the tests need (installed only when missing).
+deps:
+	@bash test/lib/deps.sh
+
+# Main job: throwaway cluster, real corpus, groups of near-duplicates.
+demo:
+	@bash test/demo/run_demo.sh
+
+# Every suite; the last line reports the counts.
+test:
+	@bash test/run_all.sh
+
+unit:
+	@bash test/run_all.sh unit
+
+fuzz:
+	@bash test/run_all.sh fuzz
+
+bench:
+	@bash test/bench/run_bench.sh

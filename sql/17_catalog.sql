@@ -1,0 +1,26 @@
+--
+-- Every function of the extension, with its volatility, strictness and
+-- parallel safety: a change in these markings must be deliberate.
+--
+SELECT p.oid::regprocedure AS function,
+       p.provolatile AS volatile, p.proisstrict AS strict, p.proparallel AS parallel,
+       p.prokind AS kind
+FROM pg_proc p
+JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'neardup'
+ORDER BY p.proname, p.oid::regprocedure::text;
+
+-- Nothing is left volatile or parallel-unsafe.
+SELECT count(*) AS not_immutable_or_unsafe
+FROM pg_proc p
+JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'neardup'
+WHERE p.provolatile <> 'i' OR p.proparallel <> 's';
+
+-- Every operator, with the properties the planner relies on.
+SELECT o.oid::regoperator AS operator, o.oprcom::regoperator AS commutator,
+       o.oprnegate::regoperator AS negator, o.oprcanmerge AS merges, o.oprcanhash AS hashes
+FROM pg_operator o
+JOIN pg_depend d ON d.classid = 'pg_operator'::regclass AND d.objid = o.oid AND d.deptype = 'e'
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'neardup'
+ORDER BY o.oprname, o.oid::regoperator::text;

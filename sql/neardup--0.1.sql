@@ -1,0 +1,391 @@
+/* neardup install script, version 0.1 */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION neardup" to load this file. \quit
+
+/*
+ * Safety against search_path tricks: every object is created in
+ * @extschema@ explicitly, every reference to a built-in object is
+ * schema-qualified with pg_catalog, and SQL-language bodies pin their
+ * search_path.  See doc/security.md.
+ */
+
+-- ===== section: simhash64 type (src/simhash64_type.c) =====
+
+/*
+ * simhash64: a 64-bit fingerprint, passed by value like int8.  Text form:
+ * exactly 16 hex digits.  Ordered as an unsigned integer, so that ORDER BY
+ * agrees with the text form.  Category 'U' (user-defined), not numeric: no
+ * implicit casts and no surprises in operator resolution.
+ */
+CREATE TYPE @extschema@.simhash64;
+
+CREATE FUNCTION @extschema@.simhash64_in(pg_catalog.cstring)
+RETURNS @extschema@.simhash64
+AS 'MODULE_PATHNAME', 'simhash64_in'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash64_out(@extschema@.simhash64)
+RETURNS pg_catalog.cstring
+AS 'MODULE_PATHNAME', 'simhash64_out'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash64_recv(pg_catalog.internal)
+RETURNS @extschema@.simhash64
+AS 'MODULE_PATHNAME', 'simhash64_recv'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash64_send(@extschema@.simhash64)
+RETURNS pg_catalog.bytea
+AS 'MODULE_PATHNAME', 'simhash64_send'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE @extschema@.simhash64 (
+    INPUT = @extschema@.simhash64_in,
+    OUTPUT = @extschema@.simhash64_out,
+    RECEIVE = @extschema@.simhash64_recv,
+    SEND = @extschema@.simhash64_send,
+    INTERNALLENGTH = 8,
+    PASSEDBYVALUE,
+    ALIGNMENT = double,
+    STORAGE = plain,
+    CATEGORY = 'U'
+);
+
+COMMENT ON TYPE @extschema@.simhash64 IS '64-bit SimHash fingerprint, written as 16 hex digits';
+
+-- Casts, all explicit.  bigint: the same 64 bits (two's complement reading).
+CREATE CAST (pg_catalog.int8 AS @extschema@.simhash64) WITHOUT FUNCTION;
+CREATE CAST (@extschema@.simhash64 AS pg_catalog.int8) WITHOUT FUNCTION;
+
+-- Bit strings, most significant bit first.  The casts to bit strings take
+-- the target typmod, to refuse lengths that would truncate.
+CREATE FUNCTION @extschema@.simhash64_to_bit(@extschema@.simhash64, pg_catalog.int4)
+RETURNS pg_catalog.bit
+AS 'MODULE_PATHNAME', 'simhash64_to_bit'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash64_to_varbit(@extschema@.simhash64, pg_catalog.int4)
+RETURNS pg_catalog.varbit
+AS 'MODULE_PATHNAME', 'simhash64_to_varbit'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash64_from_bit(pg_catalog.varbit)
+RETURNS @extschema@.simhash64
+AS 'MODULE_PATHNAME', 'simhash64_from_bit'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE CAST (@extschema@.simhash64 AS pg_catalog.bit)
+    WITH FUNCTION @extschema@.simhash64_to_bit(@extschema@.simhash64, pg_catalog.int4);
+CREATE CAST (@extschema@.simhash64 AS pg_catalog.varbit)
+    WITH FUNCTION @extschema@.simhash64_to_varbit(@extschema@.simhash64, pg_catalog.int4);
+-- bit is binary-coercible to varbit, so one function serves both.
+CREATE CAST (pg_catalog.bit AS @extschema@.simhash64)
+    WITH FUNCTION @extschema@.simhash64_from_bit(pg_catalog.varbit);
+CREATE CAST (pg_catalog.varbit AS @extschema@.simhash64)
+    WITH FUNCTION @extschema@.simhash64_from_bit(pg_catalog.varbit);
+
+-- bytea: 8 bytes, big-endian.
+CREATE FUNCTION @extschema@.simhash64_to_bytea(@extschema@.simhash64)
+RETURNS pg_catalog.bytea
+AS 'MODULE_PATHNAME', 'simhash64_to_bytea'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash64_from_bytea(pg_catalog.bytea)
+RETURNS @extschema@.simhash64
+AS 'MODULE_PATHNAME', 'simhash64_from_bytea'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE CAST (@extschema@.simhash64 AS pg_catalog.bytea)
+    WITH FUNCTION @extschema@.simhash64_to_bytea(@extschema@.simhash64);
+CREATE CAST (pg_catalog.bytea AS @extschema@.simhash64)
+    WITH FUNCTION @extschema@.simhash64_from_bytea(pg_catalog.bytea);
+
+-- Comparison (unsigned).  These never fail, hence LEAKPROOF: usable under
+-- row-level security and security-barrier views.
+CREATE FUNCTION @extschema@.simhash64_eq(@extschema@.simhash64, @extschema@.simhash64)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'simhash64_eq'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE FUNCTION @extschema@.simhash64_ne(@extschema@.simhash64, @extschema@.simhash64)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'simhash64_ne'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE FUNCTION @extschema@.simhash64_lt(@extschema@.simhash64, @extschema@.simhash64)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'simhash64_lt'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE FUNCTION @extschema@.simhash64_le(@extschema@.simhash64, @extschema@.simhash64)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'simhash64_le'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE FUNCTION @extschema@.simhash64_gt(@extschema@.simhash64, @extschema@.simhash64)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'simhash64_gt'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE FUNCTION @extschema@.simhash64_ge(@extschema@.simhash64, @extschema@.simhash64)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'simhash64_ge'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE OPERATOR @extschema@.= (
+    LEFTARG = @extschema@.simhash64,
+    RIGHTARG = @extschema@.simhash64,
+    FUNCTION = @extschema@.simhash64_eq,
+    COMMUTATOR = OPERATOR(@extschema@.=),
+    NEGATOR = OPERATOR(@extschema@.<>),
+    RESTRICT = pg_catalog.eqsel,
+    JOIN = pg_catalog.eqjoinsel,
+    HASHES, MERGES
+);
+
+CREATE OPERATOR @extschema@.<> (
+    LEFTARG = @extschema@.simhash64,
+    RIGHTARG = @extschema@.simhash64,
+    FUNCTION = @extschema@.simhash64_ne,
+    COMMUTATOR = OPERATOR(@extschema@.<>),
+    NEGATOR = OPERATOR(@extschema@.=),
+    RESTRICT = pg_catalog.neqsel,
+    JOIN = pg_catalog.neqjoinsel
+);
+
+CREATE OPERATOR @extschema@.< (
+    LEFTARG = @extschema@.simhash64,
+    RIGHTARG = @extschema@.simhash64,
+    FUNCTION = @extschema@.simhash64_lt,
+    COMMUTATOR = OPERATOR(@extschema@.>),
+    NEGATOR = OPERATOR(@extschema@.>=),
+    RESTRICT = pg_catalog.scalarltsel,
+    JOIN = pg_catalog.scalarltjoinsel
+);
+
+CREATE OPERATOR @extschema@.<= (
+    LEFTARG = @extschema@.simhash64,
+    RIGHTARG = @extschema@.simhash64,
+    FUNCTION = @extschema@.simhash64_le,
+    COMMUTATOR = OPERATOR(@extschema@.>=),
+    NEGATOR = OPERATOR(@extschema@.>),
+    RESTRICT = pg_catalog.scalarlesel,
+    JOIN = pg_catalog.scalarlejoinsel
+);
+
+CREATE OPERATOR @extschema@.> (
+    LEFTARG = @extschema@.simhash64,
+    RIGHTARG = @extschema@.simhash64,
+    FUNCTION = @extschema@.simhash64_gt,
+    COMMUTATOR = OPERATOR(@extschema@.<),
+    NEGATOR = OPERATOR(@extschema@.<=),
+    RESTRICT = pg_catalog.scalargtsel,
+    JOIN = pg_catalog.scalargtjoinsel
+);
+
+CREATE OPERATOR @extschema@.>= (
+    LEFTARG = @extschema@.simhash64,
+    RIGHTARG = @extschema@.simhash64,
+    FUNCTION = @extschema@.simhash64_ge,
+    COMMUTATOR = OPERATOR(@extschema@.<=),
+    NEGATOR = OPERATOR(@extschema@.<),
+    RESTRICT = pg_catalog.scalargesel,
+    JOIN = pg_catalog.scalargejoinsel
+);
+
+-- btree: ORDER BY, DISTINCT, UNIQUE, merge joins, indexes.
+CREATE FUNCTION @extschema@.simhash64_cmp(@extschema@.simhash64, @extschema@.simhash64)
+RETURNS pg_catalog.int4
+AS 'MODULE_PATHNAME', 'simhash64_cmp'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE FUNCTION @extschema@.simhash64_sortsupport(pg_catalog.internal)
+RETURNS pg_catalog.void
+AS 'MODULE_PATHNAME', 'simhash64_sortsupport'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- Support 4 (equal values are bitwise equal) enables index deduplication.
+CREATE OPERATOR CLASS @extschema@.simhash64_ops
+    DEFAULT FOR TYPE @extschema@.simhash64 USING btree AS
+    OPERATOR 1 @extschema@.< ,
+    OPERATOR 2 @extschema@.<= ,
+    OPERATOR 3 @extschema@.= ,
+    OPERATOR 4 @extschema@.>= ,
+    OPERATOR 5 @extschema@.> ,
+    FUNCTION 1 @extschema@.simhash64_cmp(@extschema@.simhash64, @extschema@.simhash64),
+    FUNCTION 2 @extschema@.simhash64_sortsupport(pg_catalog.internal),
+    FUNCTION 4 pg_catalog.btequalimage(pg_catalog.oid);
+
+-- hash: hash joins, hash aggregation, hash indexes and hash partitioning.
+CREATE FUNCTION @extschema@.simhash64_hash(@extschema@.simhash64)
+RETURNS pg_catalog.int4
+AS 'MODULE_PATHNAME', 'simhash64_hash'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash64_hash_extended(@extschema@.simhash64, pg_catalog.int8)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'simhash64_hash_extended'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OPERATOR CLASS @extschema@.simhash64_ops
+    DEFAULT FOR TYPE @extschema@.simhash64 USING hash AS
+    OPERATOR 1 @extschema@.= ,
+    FUNCTION 1 @extschema@.simhash64_hash(@extschema@.simhash64),
+    FUNCTION 2 @extschema@.simhash64_hash_extended(@extschema@.simhash64, pg_catalog.int8);
+
+-- ===== end section: simhash64 type =====
+
+-- ===== section: hamming (src/hamming.c) =====
+
+-- Number of differing bits, 0..64.  Never fails, hence LEAKPROOF.
+CREATE FUNCTION @extschema@.hamming_distance(a @extschema@.simhash64, b @extschema@.simhash64)
+RETURNS pg_catalog.int4
+AS 'MODULE_PATHNAME', 'hamming_distance'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+COMMENT ON FUNCTION @extschema@.hamming_distance(@extschema@.simhash64, @extschema@.simhash64)
+    IS 'number of bits in which two fingerprints differ (0..64)';
+
+-- The same distance as an operator.  Its function is separate from
+-- hamming_distance() so that a planner support function can be attached
+-- to it alone.
+CREATE FUNCTION @extschema@.simhash64_hamming(@extschema@.simhash64, @extschema@.simhash64)
+RETURNS pg_catalog.int4
+AS 'MODULE_PATHNAME', 'simhash64_hamming'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE OPERATOR @extschema@.<~> (
+    LEFTARG = @extschema@.simhash64,
+    RIGHTARG = @extschema@.simhash64,
+    FUNCTION = @extschema@.simhash64_hamming,
+    COMMUTATOR = OPERATOR(@extschema@.<~>)
+);
+
+COMMENT ON OPERATOR @extschema@.<~> (@extschema@.simhash64, @extschema@.simhash64)
+    IS 'Hamming distance';
+
+-- 1 - distance/64: 1 for equal fingerprints, 0 for complementary ones.
+CREATE FUNCTION @extschema@.simhash_similarity(a @extschema@.simhash64, b @extschema@.simhash64)
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'simhash_similarity'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+COMMENT ON FUNCTION @extschema@.simhash_similarity(@extschema@.simhash64, @extschema@.simhash64)
+    IS '1 - hamming_distance/64';
+
+-- ===== end section: hamming =====
+
+-- ===== section: text features (src/text_features.c) =====
+
+-- What the fingerprints see: tokens, shingles and their hashes.
+CREATE FUNCTION @extschema@.text_tokens(doc pg_catalog.text, unit pg_catalog.text DEFAULT 'word')
+RETURNS pg_catalog.text[]
+AS 'MODULE_PATHNAME', 'nd_text_tokens'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.text_shingles(doc pg_catalog.text, shingle pg_catalog.int4 DEFAULT 3,
+                                          unit pg_catalog.text DEFAULT 'word')
+RETURNS pg_catalog.text[]
+AS 'MODULE_PATHNAME', 'nd_text_shingles'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.shingle_hashes(doc pg_catalog.text, shingle pg_catalog.int4 DEFAULT 3,
+                                           unit pg_catalog.text DEFAULT 'word',
+                                           seed pg_catalog.int8 DEFAULT 0)
+RETURNS pg_catalog.int8[]
+AS 'MODULE_PATHNAME', 'nd_shingle_hashes'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- ===== end section: text features =====
+
+-- ===== section: simhash fingerprints (src/simhash_text.c, simhash_arrays.c, simhash_agg.c, simhash_tsvector.c) =====
+
+CREATE FUNCTION @extschema@.simhash(doc pg_catalog.text, shingle pg_catalog.int4 DEFAULT 3,
+                                    unit pg_catalog.text DEFAULT 'word',
+                                    seed pg_catalog.int8 DEFAULT 0)
+RETURNS @extschema@.simhash64
+AS 'MODULE_PATHNAME', 'nd_simhash_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+
+CREATE FUNCTION @extschema@.simhash(features pg_catalog.text[], seed pg_catalog.int8 DEFAULT 0)
+RETURNS @extschema@.simhash64
+AS 'MODULE_PATHNAME', 'nd_simhash_text_array'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash(features pg_catalog.text[], weights pg_catalog.float4[],
+                                    seed pg_catalog.int8 DEFAULT 0)
+RETURNS @extschema@.simhash64
+AS 'MODULE_PATHNAME', 'nd_simhash_text_array_weighted'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash(features pg_catalog.int8[])
+RETURNS @extschema@.simhash64
+AS 'MODULE_PATHNAME', 'nd_simhash_int8_array'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash(features pg_catalog.int8[], weights pg_catalog.float4[])
+RETURNS @extschema@.simhash64
+AS 'MODULE_PATHNAME', 'nd_simhash_int8_array_weighted'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash(doc pg_catalog.tsvector, shingle pg_catalog.int4 DEFAULT 3,
+                                    seed pg_catalog.int8 DEFAULT 0)
+RETURNS @extschema@.simhash64
+AS 'MODULE_PATHNAME', 'nd_simhash_tsvector'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- simhash_agg(feature text [, weight real]): parallel-safe aggregate
+CREATE FUNCTION @extschema@.simhash_agg_trans(pg_catalog.internal, pg_catalog.text, pg_catalog.float4)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'nd_simhash_agg_trans_weighted'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash_agg_trans(pg_catalog.internal, pg_catalog.text)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'nd_simhash_agg_trans'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash_agg_final(pg_catalog.internal)
+RETURNS @extschema@.simhash64
+AS 'MODULE_PATHNAME', 'nd_simhash_agg_final'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash_agg_combine(pg_catalog.internal, pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'nd_simhash_agg_combine'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash_agg_serialize(pg_catalog.internal)
+RETURNS pg_catalog.bytea
+AS 'MODULE_PATHNAME', 'nd_simhash_agg_serialize'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash_agg_deserialize(pg_catalog.bytea, pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'nd_simhash_agg_deserialize'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE AGGREGATE @extschema@.simhash_agg(feature pg_catalog.text, weight pg_catalog.float4) (
+    SFUNC = @extschema@.simhash_agg_trans,
+    STYPE = pg_catalog.internal,
+    SSPACE = 528,
+    FINALFUNC = @extschema@.simhash_agg_final,
+    COMBINEFUNC = @extschema@.simhash_agg_combine,
+    SERIALFUNC = @extschema@.simhash_agg_serialize,
+    DESERIALFUNC = @extschema@.simhash_agg_deserialize,
+    PARALLEL = SAFE
+);
+
+CREATE AGGREGATE @extschema@.simhash_agg(feature pg_catalog.text) (
+    SFUNC = @extschema@.simhash_agg_trans,
+    STYPE = pg_catalog.internal,
+    SSPACE = 528,
+    FINALFUNC = @extschema@.simhash_agg_final,
+    COMBINEFUNC = @extschema@.simhash_agg_combine,
+    SERIALFUNC = @extschema@.simhash_agg_serialize,
+    DESERIALFUNC = @extschema@.simhash_agg_deserialize,
+    PARALLEL = SAFE
+);
+
+-- ===== end section: simhash fingerprints =====

@@ -1,0 +1,140 @@
+/*-------------------------------------------------------------------------
+ *
+ * simhash_agg.c
+ *		simhash_agg(feature text [, weight real]): the fingerprint of the
+ *		features of a group of rows, parallel-safe (partial states merge).
+ *
+ * Equal to simhash(array_agg(feature), array_agg(weight)) over the same rows;
+ * rows whose feature or weight is NULL are skipped.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "fmgr.h"
+#include "libpq/pqformat.h"
+#include "utils/builtins.h"
+
+#include "nd_features.h"
+#include "nd_simhash.h"
+#include "simhash64.h"
+
+static nd_wsimhash_acc *
+agg_state(FunctionCallInfo fcinfo)
+{
+	MemoryContext aggcxt;
+	nd_wsimhash_acc *acc;
+
+	if (!AggCheckCallContext(fcinfo, &aggcxt))
+		elog(ERROR, "simhash_agg transition function called in non-aggregate context");
+	if (!PG_ARGISNULL(0))
+		return (nd_wsimhash_acc *) PG_GETARG_POINTER(0);
+	acc = MemoryContextAlloc(aggcxt, sizeof(nd_wsimhash_acc));
+	nd_wsimhash_init(acc);
+	return acc;
+}
+
+static void
+add_feature(nd_wsimhash_acc *acc, text *feature, float4 w)
+{
+	if (isnan(w) || isinf(w))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("feature weights must be finite")));
+	nd_wsimhash_add(acc, nd_hash_bytes(VARDATA_ANY(feature), VARSIZE_ANY_EXHDR(feature), 0),
+					(double) w);
+}
+
+/* transition (internal, text, real) */
+PG_FUNCTION_INFO_V1(nd_simhash_agg_trans_weighted);
+Datum
+nd_simhash_agg_trans_weighted(PG_FUNCTION_ARGS)
+{
+	nd_wsimhash_acc *acc = agg_state(fcinfo);
+
+	if (!PG_ARGISNULL(1) && !PG_ARGISNULL(2))
+		add_feature(acc, PG_GETARG_TEXT_PP(1), PG_GETARG_FLOAT4(2));
+	PG_RETURN_POINTER(acc);
+}
+
+/* transition (internal, text): weight 1 */
+PG_FUNCTION_INFO_V1(nd_simhash_agg_trans);
+Datum
+nd_simhash_agg_trans(PG_FUNCTION_ARGS)
+{
+	nd_wsimhash_acc *acc = agg_state(fcinfo);
+
+	if (!PG_ARGISNULL(1))
+		add_feature(acc, PG_GETARG_TEXT_PP(1), 1.0f);
+	PG_RETURN_POINTER(acc);
+}
+
+PG_FUNCTION_INFO_V1(nd_simhash_agg_final);
+Datum
+nd_simhash_agg_final(PG_FUNCTION_ARGS)
+{
+	uint64		fp;
+
+	if (PG_ARGISNULL(0) ||
+		!nd_wsimhash_result((nd_wsimhash_acc *) PG_GETARG_POINTER(0), &fp))
+		PG_RETURN_NULL();
+	PG_RETURN_SIMHASH64(fp);
+}
+
+PG_FUNCTION_INFO_V1(nd_simhash_agg_combine);
+Datum
+nd_simhash_agg_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt;
+	nd_wsimhash_acc *into;
+
+	if (!AggCheckCallContext(fcinfo, &aggcxt))
+		elog(ERROR, "simhash_agg combine function called in non-aggregate context");
+	if (PG_ARGISNULL(1))
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	if (PG_ARGISNULL(0))
+	{
+		into = MemoryContextAlloc(aggcxt, sizeof(nd_wsimhash_acc));
+		nd_wsimhash_init(into);
+	}
+	else
+		into = (nd_wsimhash_acc *) PG_GETARG_POINTER(0);
+	nd_wsimhash_merge(into, (nd_wsimhash_acc *) PG_GETARG_POINTER(1));
+	PG_RETURN_POINTER(into);
+}
+
+/* The state travels between parallel workers as 64 votes and a count. */
+PG_FUNCTION_INFO_V1(nd_simhash_agg_serialize);
+Datum
+nd_simhash_agg_serialize(PG_FUNCTION_ARGS)
+{
+	nd_wsimhash_acc *acc = (nd_wsimhash_acc *) PG_GETARG_POINTER(0);
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	for (int i = 0; i < 64; i++)
+		pq_sendfloat8(&buf, acc->votes[i]);
+	pq_sendint64(&buf, (int64) acc->n);
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
+
+PG_FUNCTION_INFO_V1(nd_simhash_agg_deserialize);
+Datum
+nd_simhash_agg_deserialize(PG_FUNCTION_ARGS)
+{
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+	nd_wsimhash_acc *acc = palloc(sizeof(nd_wsimhash_acc));
+	StringInfoData buf;
+
+	buf.data = VARDATA_ANY(b);
+	buf.len = VARSIZE_ANY_EXHDR(b);
+	buf.maxlen = buf.len;
+	buf.cursor = 0;
+	for (int i = 0; i < 64; i++)
+		acc->votes[i] = pq_getmsgfloat8(&buf);
+	acc->n = (uint64) pq_getmsgint64(&buf);
+	pq_getmsgend(&buf);
+	PG_RETURN_POINTER(acc);
+}

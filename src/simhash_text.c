@@ -1,0 +1,40 @@
+/*-------------------------------------------------------------------------
+ *
+ * simhash_text.c
+ *		simhash(text): the fingerprint of a document's shingles.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+
+#include "nd_simhash.h"
+#include "simhash64.h"
+#include "text_features.h"
+
+static void
+vote(void *arg, const uint64_t *features, size_t n)
+{
+	nd_simhash_add((nd_simhash_acc *) arg, features, n);
+}
+
+/*
+ * simhash(doc text, shingle int4, unit text, seed int8) → simhash64, or NULL
+ * when the text has no tokens at all.
+ */
+PG_FUNCTION_INFO_V1(nd_simhash_text);
+Datum
+nd_simhash_text(PG_FUNCTION_ARGS)
+{
+	text	   *doc = PG_GETARG_TEXT_PP(0);
+	NdTextParams p = nd_text_params(fcinfo, 1, 2, 3);
+	nd_simhash_acc acc;
+	uint64		fp;
+
+	nd_simhash_init(&acc);
+	nd_text_features(doc, &p, vote, &acc, NULL, NULL);
+	if (!nd_simhash_result(&acc, &fp))
+		PG_RETURN_NULL();
+	PG_RETURN_SIMHASH64(fp);
+}

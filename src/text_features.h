@@ -1,0 +1,42 @@
+/*-------------------------------------------------------------------------
+ *
+ * text_features.h
+ *		Text → features for SQL functions: parameter checks and a driver that
+ *		runs the server-free shingler over a text datum, piece by piece, so
+ *		that a long document stays cancellable.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TEXT_FEATURES_H
+#define TEXT_FEATURES_H
+
+#include "postgres.h"
+
+#include "nd_features.h"
+
+/* Parameters every text → features function takes. */
+typedef struct NdTextParams
+{
+	int			shingle;
+	nd_unit		unit;
+	uint64		seed;
+} NdTextParams;
+
+/*
+ * Reads (shingle int4, unit text, seed int8) from the given argument
+ * positions, checks them and reports bad values as errors.  A position < 0
+ * means the function has no such argument: shingle 1, unit word, seed 0.
+ */
+extern NdTextParams nd_text_params(FunctionCallInfo fcinfo, int shingle_arg,
+								   int unit_arg, int seed_arg);
+
+/*
+ * Runs the shingler over doc (converted to UTF-8 when the database encoding
+ * is not), handing features to sink and, when token_sink is not NULL, tokens
+ * to token_sink.
+ */
+extern void nd_text_features(text *doc, const NdTextParams *params,
+							 nd_feature_sink sink, void *sink_arg,
+							 nd_token_sink token_sink, void *token_arg);
+
+#endif							/* TEXT_FEATURES_H */

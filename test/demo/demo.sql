@@ -1,0 +1,81 @@
+-- neardup demo: near-duplicate licence and copyright texts.
+-- Run by test/demo/run_demo.sh with :corpus (a "name<TAB>path" list) and :k.
+\set QUIET on
+\pset footer off
+SET client_min_messages = warning;
+CREATE EXTENSION neardup;
+
+\ir load_corpus.sql
+
+-- The fingerprint: word 3-shingles, case-folded, hashed with XXH3.
+UPDATE doc SET sh = simhash(body);
+ANALYZE doc;
+
+-- Byte-identical files (the copyright file of every binary package built
+-- from one source package) are one text here, listed with its copies;
+-- near-duplicate detection is about the texts that differ.
+CREATE TEMP TABLE text_ AS
+SELECT min(id) AS id, count(*) AS copies,
+       (array_agg(name ORDER BY name))[1] AS name,
+       string_agg(name, ', ' ORDER BY name) AS names
+FROM doc GROUP BY body;
+
+SELECT count(*) AS documents, pg_size_pretty(sum(octet_length(body))) AS size,
+       (SELECT count(*) FROM text_) AS texts, count(DISTINCT sh) AS fingerprints
+FROM doc \gset
+\echo :documents documents (:size), :texts distinct texts, :fingerprints distinct fingerprints
+
+-- Every pair of distinct texts within Hamming distance :k.
+CREATE TEMP TABLE pair AS
+SELECT a.id AS a, b.id AS b, da.sh <~> db.sh AS distance
+FROM text_ a JOIN doc da ON da.id = a.id
+JOIN text_ b ON a.id < b.id JOIN doc db ON db.id = b.id
+WHERE da.sh <~> db.sh <= :k;
+
+-- Connected components of that graph; a group is named by its smallest id.
+CREATE TEMP TABLE grp AS
+WITH RECURSIVE edge AS (
+    SELECT a, b FROM pair UNION ALL SELECT b, a FROM pair
+), reach (id, root) AS (
+    SELECT a, a FROM edge
+    UNION
+    SELECT e.b, r.root FROM reach r JOIN edge e ON e.a = r.id
+)
+SELECT id, min(root) AS grp FROM reach GROUP BY id;
+
+SELECT count(*) AS pairs FROM pair \gset
+SELECT count(DISTINCT grp) AS groups, count(*) AS grouped FROM grp \gset
+\echo :pairs pairs of different texts within distance :k; :groups groups of near-duplicates cover :grouped texts
+\echo
+
+\echo 'Groups of near-duplicate texts, largest first (distance: Hamming distance'
+\echo 'to the first text of the group; copies: byte-identical files of that text):'
+WITH member AS (
+    SELECT g.grp, t.id, t.name, t.copies, t.names, d.sh, octet_length(d.body) AS bytes,
+           count(*) OVER (PARTITION BY g.grp) AS size,
+           row_number() OVER (PARTITION BY g.grp ORDER BY t.id) AS nth
+    FROM grp g JOIN text_ t USING (id) JOIN doc d USING (id)
+)
+SELECT dense_rank() OVER (ORDER BY m.size DESC, m.grp) AS "group",
+       CASE WHEN m.nth <= 5 THEN m.name ELSE format('... and %s more texts', m.size - 5) END AS text,
+       CASE WHEN m.nth <= 5 THEN m.sh <~> h.sh END AS distance,
+       CASE WHEN m.nth <= 5 THEN m.bytes END AS bytes,
+       CASE WHEN m.nth <= 5 THEN m.copies END AS copies
+FROM member m JOIN member h ON h.grp = m.grp AND h.nth = 1
+WHERE m.nth <= 6
+ORDER BY m.size DESC, m.grp, m.nth;
+
+\echo
+\echo 'Closest pairs of different texts:'
+SELECT p.distance, ta.name AS text_a, tb.name AS text_b,
+       octet_length(da.body) AS bytes_a, octet_length(db.body) AS bytes_b
+FROM pair p
+JOIN text_ ta ON ta.id = p.a JOIN doc da ON da.id = p.a
+JOIN text_ tb ON tb.id = p.b JOIN doc db ON db.id = p.b
+ORDER BY p.distance, ta.name, tb.name
+LIMIT 15;
+
+\echo
+\echo 'Byte-identical copies (largest sets):'
+SELECT copies, left(names, 100) || CASE WHEN length(names) > 100 THEN ' ...' ELSE '' END AS documents
+FROM text_ WHERE copies > 1 ORDER BY copies DESC, name LIMIT 8;

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# `make demo`: the main job on an embedded default.
+#
+# Builds neardup, starts a throwaway PostgreSQL 15 cluster (as the
+# unprivileged 'postgres' user), loads a real corpus that every Debian machine
+# has -- the licence texts in /usr/share/common-licenses and every
+# /usr/share/doc/*/copyright file -- fingerprints it with simhash(), and prints
+# the groups of near-duplicate documents it finds.  Nothing is left running.
+#
+# Environment: ND_DEMO_K (Hamming radius, default 3).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../lib/pgenv.sh
+. "$ROOT/test/lib/pgenv.sh"
+
+nd_build
+nd_stage
+
+list=$(mktemp /tmp/neardup-corpus.XXXXXX)
+trap 'rm -f "$list"; rm -rf "$ND_STAGE"' EXIT
+bash "$ROOT/test/demo/corpus_list.sh" >"$list"
+chmod 644 "$list"
+
+echo "neardup demo: $(wc -l <"$list") documents from /usr/share/common-licenses and /usr/share/doc/*/copyright"
+nd_in_cluster psql -X -q -v ON_ERROR_STOP=1 -v corpus="$list" -v k="${ND_DEMO_K:-3}" \
+	-f "$ROOT/test/demo/demo.sql" 2>&1 | grep -v '^Dropping cluster'

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install, from Debian's packages, whatever the build and the tests need and
+# the machine lacks.  Runs as root (as on CI); as another user it only reports.
+set -euo pipefail
+
+packages=(
+	postgresql-15               # server binaries (initdb, postgres)
+	postgresql-server-dev-15    # PGXS, server headers, pg_regress
+	libxxhash-dev               # XXH3 (header-only, inlined)
+	gcc make
+	clang libclang-rt-14-dev    # libFuzzer + sanitizers for the fuzz suite
+	libipc-run-perl             # PostgreSQL's TAP framework
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+
+echo "neardup: installing missing packages: ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "neardup: not root; install them yourself: apt-get install ${missing[*]}" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Helpers shared by the demo, the test runner and the benchmarks:
+# build the extension, stage it outside the system directories, and run a
+# command inside a throwaway PostgreSQL 15 cluster that loads it from there.
+#
+# Source this file; it defines:
+#   nd_build                 compile (quietly) in the source tree
+#   nd_stage                 install into a private staging dir, sets ND_STAGE
+#   nd_in_cluster CMD ARGS…  run CMD with PGHOST/PGPORT/PGUSER/… pointing at a
+#                            new cluster (owned by the unprivileged 'postgres'
+#                            user) that is dropped afterwards, whatever happens
+
+ND_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+ND_PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+
+nd_build() {
+	bash "$ND_ROOT/test/lib/deps.sh"
+	make -C "$ND_ROOT" -s PG_CONFIG="$ND_PG_CONFIG" >/dev/null
+}
+
+nd_stage() {
+	if [ -z "${ND_STAGE:-}" ]; then
+		# postgres must be able to read it: not under root's home.
+		ND_STAGE=$(mktemp -d /tmp/neardup-stage.XXXXXX)
+		chmod 755 "$ND_STAGE"
+		export ND_STAGE
+		trap 'rm -rf "$ND_STAGE"' EXIT
+	fi
+	make -C "$ND_ROOT" -s PG_CONFIG="$ND_PG_CONFIG" install DESTDIR="$ND_STAGE" >/dev/null
+	chmod -R a+rX "$ND_STAGE"
+}
+
+# Extra postgresql.conf settings may be given in ND_PG_OPTS (space-separated
+# guc=value pairs).
+nd_in_cluster() {
+	local opts=(-o "extension_destdir=$ND_STAGE" -o "lc_messages=C" -o "max_parallel_workers_per_gather=2")
+	local o
+	for o in ${ND_PG_OPTS:-}; do
+		opts+=(-o "$o")
+	done
+	# -t: cluster in a temporary directory even as root; LANG=C keeps
+	# server messages and collation stable for pg_regress.
+	LANG=C.UTF-8 LC_ALL=C.UTF-8 pg_virtualenv -t -v 15 -i "--encoding=UTF8 --locale=C.UTF-8" "${opts[@]}" "$@"
+}

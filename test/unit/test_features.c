@@ -1,0 +1,319 @@
+/*
+ * Unit tests of the tokenizer/shingler (nd_features.c) and the SimHash
+ * accumulators (nd_simhash.c), compiled without the server.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "nd_features.h"
+#include "nd_simhash.h"
+#include "tap.h"
+#include "xxhash.h"
+
+#define MAXF 4096
+
+typedef struct
+{
+	uint64_t	f[MAXF];
+	size_t		n;
+} flist;
+
+static void
+collect(void *arg, const uint64_t *features, size_t n)
+{
+	flist	   *l = arg;
+
+	for (size_t i = 0; i < n && l->n < MAXF; i++)
+		l->f[l->n++] = features[i];
+}
+
+/* features of text fed in pieces of `step` bytes (0 = all at once) */
+static void
+features(const char *text, size_t len, int shingle, nd_unit unit, uint64_t seed,
+		 size_t step, flist *out)
+{
+	nd_shingler s;
+
+	out->n = 0;
+	nd_shingler_init(&s, shingle, unit, seed, collect, out);
+	if (step == 0)
+		nd_shingler_feed(&s, text, len);
+	else
+		for (size_t i = 0; i < len; i += step)
+			nd_shingler_feed(&s, text + i, (len - i < step) ? len - i : step);
+	nd_shingler_finish(&s);
+}
+
+static int
+same(const flist *a, const flist *b)
+{
+	return a->n == b->n && memcmp(a->f, b->f, a->n * sizeof(uint64_t)) == 0;
+}
+
+static int
+same_text(const char *a, const char *b, int shingle, nd_unit unit)
+{
+	static flist fa, fb;
+
+	features(a, strlen(a), shingle, unit, 0, 0, &fa);
+	features(b, strlen(b), shingle, unit, 0, 0, &fb);
+	return same(&fa, &fb);
+}
+
+static uint64_t
+tokhash(const char *t, uint64_t seed)
+{
+	return XXH3_64bits_withSeed(t, strlen(t), seed);
+}
+
+/* the spec of nd_features.h, written out by hand */
+static uint64_t
+shingle_of(const char **toks, int n, uint64_t seed)
+{
+	uint64_t	h[ND_SHINGLE_MAX];
+
+	for (int i = 0; i < n; i++)
+		h[i] = tokhash(toks[i], seed);	/* little-endian test machines */
+	return XXH3_64bits_withSeed(h, n * sizeof(uint64_t), seed);
+}
+
+static void
+test_spec(void)
+{
+	static flist f;
+	const char *abcd[] = {"alpha", "beta", "gamma", "delta"};
+
+	features("Alpha beta, GAMMA delta!", 24, 3, ND_UNIT_WORD, 0, 0, &f);
+	ok(f.n == 2, "four words give two 3-shingles (got %zu)", f.n);
+	ok(f.n == 2 && f.f[0] == shingle_of(abcd, 3, 0) && f.f[1] == shingle_of(abcd + 1, 3, 0),
+	   "shingle hashes follow the documented recipe");
+
+	features("Alpha beta", 10, 3, ND_UNIT_WORD, 42, 0, &f);
+	ok(f.n == 1 && f.f[0] == shingle_of(abcd, 2, 42),
+	   "a text shorter than a shingle is one shingle of all its tokens (seeded)");
+
+	features("", 0, 3, ND_UNIT_WORD, 0, 0, &f);
+	ok(f.n == 0, "empty text has no features");
+	features(" \t\n.,;!? -- ", 13, 3, ND_UNIT_WORD, 0, 0, &f);
+	ok(f.n == 0, "separators only: no features");
+	features(" \t\n.,;!? -- ", 13, 3, ND_UNIT_CHAR, 0, 0, &f);
+	ok(f.n == 0, "separators only, char unit: no features");
+
+	features("a a a a a", 9, 1, ND_UNIT_WORD, 0, 0, &f);
+	ok(f.n == 5 && f.f[0] == f.f[4], "repeated shingles repeat their feature (count weighting)");
+
+	{
+		const char *ab[] = {"a", "b", " ", "c", "d"};
+
+		features("  AB, cd. ", 10, 1, ND_UNIT_CHAR, 0, 0, &f);
+		ok(f.n == 5 && f.f[0] == shingle_of(ab, 1, 0) && f.f[2] == shingle_of(ab + 2, 1, 0),
+		   "char unit: folded characters, one space per separator run, none at the ends");
+		features("  AB, cd. ", 10, 3, ND_UNIT_CHAR, 0, 0, &f);
+		ok(f.n == 3 && f.f[0] == shingle_of(ab, 3, 0), "char 3-grams span the space");
+	}
+}
+
+static void
+test_folding(void)
+{
+	ok(same_text("Hello WORLD again", "hello world again", 3, ND_UNIT_WORD), "ASCII case folds");
+	ok(!same_text("hello world again", "hello world agian", 3, ND_UNIT_WORD), "different words differ");
+	ok(same_text("Café Ünïcode STRASSE", "cafe unicode straße", 3, ND_UNIT_WORD),
+	   "diacritics and sharp s fold");
+	ok(same_text("cafe\xcc\x81 x y", "caf\xc3\xa9 x y", 3, ND_UNIT_WORD),
+	   "NFD and NFC spellings agree");
+	ok(same_text("\xef\xbc\xb0\xef\xbd\x99\xef\xbd\x94\xef\xbd\x88\xef\xbd\x8f\xef\xbd\x8e rocks", "python rocks", 3, ND_UNIT_WORD),
+	   "fullwidth Latin folds to ASCII");
+	ok(same_text("soft\xc2\xadhyphen word", "softhyphen word", 3, ND_UNIT_WORD),
+	   "soft hyphen does not split a word");
+	/* 我爱北京 = four Han characters: four tokens, like "w a b j" */
+	{
+		static flist f;
+
+		features("\xe6\x88\x91\xe7\x88\xb1\xe5\x8c\x97\xe4\xba\xac", 12, 3, ND_UNIT_WORD, 0, 0, &f);
+		ok(f.n == 2, "Han text: every character is a token (got %zu features)", f.n);
+		features("abc\xe6\x88\x91\xe7\x88\xb1xyz", 12, 1, ND_UNIT_WORD, 0, 0, &f);
+		ok(f.n == 4, "mixed Latin and Han: abc, 我, 爱, xyz (got %zu)", f.n);
+	}
+	ok(same_text("don't", "don t", 3, ND_UNIT_WORD), "apostrophe separates");
+	ok(!same_text("x\xff\xfey", "xy", 3, ND_UNIT_WORD) && same_text("x\xff\xfey", "x y", 3, ND_UNIT_WORD),
+	   "invalid UTF-8 bytes are separators");
+}
+
+static void
+test_long_tokens(void)
+{
+	static char buf[2000];
+	static flist f;
+	uint64_t	h;
+
+	memset(buf, 'a', 700);
+	features(buf, 700, 1, ND_UNIT_WORD, 7, 0, &f);
+	h = XXH3_64bits_withSeed(buf, 256, 7);
+	h = XXH3_64bits_withSeed(buf, 256, h);
+	h = XXH3_64bits_withSeed(buf, 700 - 512, h);
+	ok(f.n == 1 && f.f[0] == XXH3_64bits_withSeed(&h, 8, 7),
+	   "a 700-byte token is hashed in chained 256-byte blocks");
+
+	memset(buf, 'a', 512);
+	features(buf, 512, 1, ND_UNIT_WORD, 7, 0, &f);
+	h = XXH3_64bits_withSeed(buf, 256, 7);
+	h = XXH3_64bits_withSeed(buf, 256, h);
+	ok(f.n == 1 && f.f[0] == XXH3_64bits_withSeed(&h, 8, 7),
+	   "a token of exactly two blocks has no empty third block");
+}
+
+/* Any split of the input gives the same features as the whole. */
+static void
+test_chunking(void)
+{
+	static const char *texts[] = {
+		"The quick brown fox jumps over the lazy dog, again and again.",
+		"Gr\xc3\xbc\xc3\x9f" "e aus K\xc3\xb6ln \xe6\x88\x91\xe7\x88\xb1\xe5\x8c\x97\xe4\xba\xac caf\xc3\xa9 \xf0\x9f\x98\x80 end",
+		"bad \xe2\x82 utf \xf0\x9f\x98 8 \xc0\x80 \xed\xa0\x80 \xf4\x90\x80\x80 \x80\x80 x\xe2",
+		"short",
+	};
+	static flist whole, parts;
+	int			all = 1;
+
+	for (size_t t = 0; t < sizeof(texts) / sizeof(texts[0]); t++)
+		for (int unit = 0; unit < 2; unit++)
+			for (int k = 1; k <= 4; k++)
+			{
+				size_t		len = strlen(texts[t]);
+
+				features(texts[t], len, k, unit, 1, 0, &whole);
+				for (size_t step = 1; step <= len; step++)
+				{
+					features(texts[t], len, k, unit, 1, step, &parts);
+					if (!same(&whole, &parts))
+					{
+						all = 0;
+						printf("# text %zu unit %d k %d step %zu differs\n", t, unit, k, step);
+					}
+				}
+			}
+	ok(all, "feeding in pieces of every size gives the same features");
+
+	{
+		static char big[5000];
+
+		for (size_t i = 0; i < sizeof(big); i++)
+			big[i] = (i % 97 == 0) ? ' ' : 'a' + (i * 7) % 26;
+		features(big, sizeof(big), 3, ND_UNIT_WORD, 0, 0, &whole);
+		features(big, sizeof(big), 3, ND_UNIT_WORD, 0, 255, &parts);
+		ok(same(&whole, &parts) && whole.n > 40, "long tokens split across pieces");
+	}
+}
+
+static void
+test_push_token(void)
+{
+	static flist a, b;
+	nd_shingler s;
+
+	features("Alpha beta gamma delta", 22, 2, ND_UNIT_WORD, 3, 0, &a);
+	b.n = 0;
+	nd_shingler_init(&s, 2, ND_UNIT_WORD, 3, collect, &b);
+	nd_shingler_push_token(&s, "alpha", 5);
+	nd_shingler_push_token(&s, "beta", 4);
+	nd_shingler_push_token(&s, "gamma", 5);
+	nd_shingler_push_token(&s, "delta", 5);
+	nd_shingler_finish(&s);
+	ok(same(&a, &b), "pushed tokens shingle like tokenized text");
+	ok(nd_shingler_check(0, ND_UNIT_WORD) != NULL && nd_shingler_check(65, ND_UNIT_WORD) != NULL &&
+	   nd_shingler_check(64, ND_UNIT_CHAR) == NULL && nd_shingler_check(3, (nd_unit) 7) != NULL,
+	   "parameter checks");
+}
+
+static uint64_t
+rnd(uint64_t *state)
+{
+	uint64_t	z = (*state += 0x9E3779B97F4A7C15ull);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t
+naive_simhash(const uint64_t *f, size_t n)
+{
+	int64_t		v[64] = {0};
+	uint64_t	fp = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (int b = 0; b < 64; b++)
+			v[b] += ((f[i] >> b) & 1) ? 1 : -1;
+	for (int b = 0; b < 64; b++)
+		if (v[b] > 0)
+			fp |= (uint64_t) 1 << b;
+	return fp;
+}
+
+static void
+test_simhash(void)
+{
+	static uint64_t f[3000];
+	uint64_t	st = 1,
+				fp;
+	nd_simhash_acc acc;
+	nd_wsimhash_acc w,
+				w2;
+	int			good = 1;
+
+	for (size_t i = 0; i < 3000; i++)
+		f[i] = rnd(&st);
+	for (size_t n = 0; n <= 3000; n += (n < 600 ? 1 : 97))
+	{
+		nd_simhash_init(&acc);
+		/* uneven batches cross the 255-feature spill point */
+		for (size_t i = 0; i < n; i += 37)
+			nd_simhash_add(&acc, f + i, (n - i < 37) ? n - i : 37);
+		if (nd_simhash_result(&acc, &fp) != (n > 0) || fp != naive_simhash(f, n))
+			good = 0;
+	}
+	ok(good, "byte-lane counting equals the naive 64-way vote, 0..3000 features");
+
+	{
+		uint64_t	two[2] = {0xF0F0F0F0F0F0F0F0ull, 0x0F0F0F0F0F0F0F0Full};
+
+		nd_simhash_init(&acc);
+		nd_simhash_add(&acc, two, 2);
+		ok(nd_simhash_result(&acc, &fp) && fp == 0, "ties vote 0");
+		nd_simhash_init(&acc);
+		nd_simhash_add(&acc, two, 1);
+		ok(nd_simhash_result(&acc, &fp) && fp == two[0], "one feature is its own fingerprint");
+	}
+
+	nd_wsimhash_init(&w);
+	ok(!nd_wsimhash_result(&w, &fp) && fp == 0, "weighted: nothing, no fingerprint");
+	nd_wsimhash_add(&w, f[0], 0.0);
+	ok(!nd_wsimhash_result(&w, &fp), "weighted: zero weights do not count");
+	nd_wsimhash_add(&w, 0xFFull, 3.0);
+	nd_wsimhash_add(&w, 0xF0ull, -2.0);
+	nd_wsimhash_add(&w, 0xF00ull, 1.5);
+	/* bits 0-3: 3+2-1.5; 4-7: 3-2-1.5; 8-11: -3+2+1.5; others: -3+2-1.5 */
+	ok(nd_wsimhash_result(&w, &fp) && fp == 0xF0Full,
+	   "weighted: votes add up with sign (got %016llx)", (unsigned long long) fp);
+
+	nd_wsimhash_init(&w);
+	nd_wsimhash_init(&w2);
+	for (size_t i = 0; i < 1000; i++)
+		nd_wsimhash_add(i % 2 ? &w : &w2, f[i], 1.0);
+	nd_wsimhash_merge(&w, &w2);
+	ok(nd_wsimhash_result(&w, &fp) && fp == naive_simhash(f, 1000),
+	   "weighted with unit weights and a merge equals the plain count");
+}
+
+int
+main(void)
+{
+	test_spec();
+	test_folding();
+	test_long_tokens();
+	test_chunking();
+	test_push_token();
+	test_simhash();
+	return tap_done();
+}
