@@ -276,6 +276,98 @@ COMMENT ON FUNCTION @extschema@.simhash_similarity(@extschema@.simhash64, @extsc
 
 -- ===== end section: hamming =====
 
+-- ===== section: hamming ball (src/hamming_ball.c) =====
+
+/*
+ * hamming_ball: every simhash64 within `radius` bits of `center`.
+ * `sh <@ hamming_ball(q, r)` is the indexable form of `sh <~> q <= r`.
+ */
+CREATE TYPE @extschema@.hamming_ball;
+
+CREATE FUNCTION @extschema@.hamming_ball_in(pg_catalog.cstring)
+RETURNS @extschema@.hamming_ball
+AS 'MODULE_PATHNAME', 'hamming_ball_in'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.hamming_ball_out(@extschema@.hamming_ball)
+RETURNS pg_catalog.cstring
+AS 'MODULE_PATHNAME', 'hamming_ball_out'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.hamming_ball_recv(pg_catalog.internal)
+RETURNS @extschema@.hamming_ball
+AS 'MODULE_PATHNAME', 'hamming_ball_recv'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.hamming_ball_send(@extschema@.hamming_ball)
+RETURNS pg_catalog.bytea
+AS 'MODULE_PATHNAME', 'hamming_ball_send'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE @extschema@.hamming_ball (
+    INPUT = @extschema@.hamming_ball_in,
+    OUTPUT = @extschema@.hamming_ball_out,
+    RECEIVE = @extschema@.hamming_ball_recv,
+    SEND = @extschema@.hamming_ball_send,
+    INTERNALLENGTH = 16,
+    ALIGNMENT = double,
+    STORAGE = plain
+);
+
+COMMENT ON TYPE @extschema@.hamming_ball IS 'all simhash64 values within a Hamming radius of a center';
+
+-- Radii below 0 hold nothing, radii above 64 everything (stored as -1, 64).
+CREATE FUNCTION @extschema@.hamming_ball(center @extschema@.simhash64, radius pg_catalog.int4)
+RETURNS @extschema@.hamming_ball
+AS 'MODULE_PATHNAME', 'hamming_ball_make'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.center(@extschema@.hamming_ball)
+RETURNS @extschema@.simhash64
+AS 'MODULE_PATHNAME', 'hamming_ball_center'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE FUNCTION @extschema@.radius(@extschema@.hamming_ball)
+RETURNS pg_catalog.int4
+AS 'MODULE_PATHNAME', 'hamming_ball_radius'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE FUNCTION @extschema@.simhash64_within_ball(@extschema@.simhash64, @extschema@.hamming_ball)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'simhash64_within_ball'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE FUNCTION @extschema@.hamming_ball_contains(@extschema@.hamming_ball, @extschema@.simhash64)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'hamming_ball_contains_simhash64'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE OPERATOR @extschema@.<@ (
+    LEFTARG = @extschema@.simhash64,
+    RIGHTARG = @extschema@.hamming_ball,
+    FUNCTION = @extschema@.simhash64_within_ball,
+    COMMUTATOR = OPERATOR(@extschema@.@>),
+    RESTRICT = pg_catalog.contsel,
+    JOIN = pg_catalog.contjoinsel
+);
+
+CREATE OPERATOR @extschema@.@> (
+    LEFTARG = @extschema@.hamming_ball,
+    RIGHTARG = @extschema@.simhash64,
+    FUNCTION = @extschema@.hamming_ball_contains,
+    COMMUTATOR = OPERATOR(@extschema@.<@),
+    RESTRICT = pg_catalog.contsel,
+    JOIN = pg_catalog.contjoinsel
+);
+
+-- within(a, b, radius): the function form of a <~> b <= radius.
+CREATE FUNCTION @extschema@.within(a @extschema@.simhash64, b @extschema@.simhash64, radius pg_catalog.int4)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'simhash64_within'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+-- ===== end section: hamming ball =====
+
 -- ===== section: text features (src/text_features.c) =====
 
 -- What the fingerprints see: tokens, shingles and their hashes.

@@ -24,6 +24,9 @@ typedef uint64 simhash64;
 #define PG_GETARG_SIMHASH64(n)	DatumGetSimhash64(PG_GETARG_DATUM(n))
 #define PG_RETURN_SIMHASH64(x)	return Simhash64GetDatum(x)
 
+/* Text input, also used by types that embed a simhash64 */
+extern Datum simhash64_in(PG_FUNCTION_ARGS);
+
 /* The SQL type is declared PASSEDBYVALUE, which needs 8-byte Datums */
 #ifndef USE_FLOAT8_BYVAL
 #error "simhash64 requires a 64-bit build (USE_FLOAT8_BYVAL)"

@@ -1,0 +1,163 @@
+/*-------------------------------------------------------------------------
+ *
+ * hamming_ball.c
+ *		The hamming_ball type and its containment operators:
+ *		sh <@ hamming_ball(q, r)  and  hamming_ball(q, r) @> sh.
+ *
+ * Text form: (center,radius), e.g. (00ff00ff00ff00ff,3).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+#include <limits.h>
+
+#include "fmgr.h"
+#include "libpq/pqformat.h"
+#include "utils/builtins.h"
+
+#include "hamming_ball.h"
+
+static HammingBall *
+make_ball(uint64 center, int64 radius)
+{
+	HammingBall *ball = palloc(sizeof(HammingBall));
+
+	ball->center = center;
+	ball->radius = hamming_ball_clamp_radius(radius);
+	ball->pad = 0;
+	return ball;
+}
+
+/* hamming_ball(center simhash64, radius int4) */
+PG_FUNCTION_INFO_V1(hamming_ball_make);
+Datum
+hamming_ball_make(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_HAMMING_BALL_P(make_ball(PG_GETARG_SIMHASH64(0), PG_GETARG_INT32(1)));
+}
+
+PG_FUNCTION_INFO_V1(hamming_ball_in);
+Datum
+hamming_ball_in(PG_FUNCTION_ARGS)
+{
+	char	   *str = PG_GETARG_CSTRING(0);
+	char	   *p = str;
+	char		hex[17];
+	uint64		center;
+	long		radius;
+	char	   *end;
+	int			n = 0;
+
+	while (isspace((unsigned char) *p))
+		p++;
+	if (*p++ != '(')
+		goto invalid;
+	while (isspace((unsigned char) *p))
+		p++;
+	while (n < 16 && isxdigit((unsigned char) *p))
+		hex[n++] = *p++;
+	hex[n] = '\0';
+	if (n != 16)
+		goto invalid;
+	center = DatumGetSimhash64(DirectFunctionCall1(simhash64_in, CStringGetDatum(hex)));
+	while (isspace((unsigned char) *p))
+		p++;
+	if (*p++ != ',')
+		goto invalid;
+	errno = 0;
+	radius = strtol(p, &end, 10);
+	if (end == p || errno != 0 || radius < INT_MIN || radius > INT_MAX)
+		goto invalid;
+	p = end;
+	while (isspace((unsigned char) *p))
+		p++;
+	if (*p++ != ')')
+		goto invalid;
+	while (isspace((unsigned char) *p))
+		p++;
+	if (*p != '\0')
+		goto invalid;
+	PG_RETURN_HAMMING_BALL_P(make_ball(center, radius));
+
+invalid:
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+			 errmsg("invalid input syntax for type %s: \"%s\"", "hamming_ball", str),
+			 errdetail("A hamming_ball is written as (center,radius): 16 hexadecimal digits and an integer.")));
+	PG_RETURN_NULL();
+}
+
+PG_FUNCTION_INFO_V1(hamming_ball_out);
+Datum
+hamming_ball_out(PG_FUNCTION_ARGS)
+{
+	HammingBall *ball = PG_GETARG_HAMMING_BALL_P(0);
+
+	PG_RETURN_CSTRING(psprintf("(%016llx,%d)", (unsigned long long) ball->center,
+							   ball->radius));
+}
+
+PG_FUNCTION_INFO_V1(hamming_ball_recv);
+Datum
+hamming_ball_recv(PG_FUNCTION_ARGS)
+{
+	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
+	uint64		center = (uint64) pq_getmsgint64(buf);
+	int32		radius = pq_getmsgint(buf, 4);
+
+	PG_RETURN_HAMMING_BALL_P(make_ball(center, radius));
+}
+
+PG_FUNCTION_INFO_V1(hamming_ball_send);
+Datum
+hamming_ball_send(PG_FUNCTION_ARGS)
+{
+	HammingBall *ball = PG_GETARG_HAMMING_BALL_P(0);
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	pq_sendint64(&buf, (int64) ball->center);
+	pq_sendint32(&buf, ball->radius);
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
+
+PG_FUNCTION_INFO_V1(hamming_ball_center);
+Datum
+hamming_ball_center(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_SIMHASH64(PG_GETARG_HAMMING_BALL_P(0)->center);
+}
+
+PG_FUNCTION_INFO_V1(hamming_ball_radius);
+Datum
+hamming_ball_radius(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(PG_GETARG_HAMMING_BALL_P(0)->radius);
+}
+
+/* sh <@ ball */
+PG_FUNCTION_INFO_V1(simhash64_within_ball);
+Datum
+simhash64_within_ball(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(hamming_ball_contains(PG_GETARG_HAMMING_BALL_P(1), PG_GETARG_SIMHASH64(0)));
+}
+
+/* ball @> sh */
+PG_FUNCTION_INFO_V1(hamming_ball_contains_simhash64);
+Datum
+hamming_ball_contains_simhash64(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(hamming_ball_contains(PG_GETARG_HAMMING_BALL_P(0), PG_GETARG_SIMHASH64(1)));
+}
+
+/* within(a, b, radius): hamming_distance(a, b) <= radius */
+PG_FUNCTION_INFO_V1(simhash64_within);
+Datum
+simhash64_within(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(pg_popcount64(PG_GETARG_SIMHASH64(0) ^ PG_GETARG_SIMHASH64(1)) <=
+				   PG_GETARG_INT32(2));
+}

@@ -1,0 +1,55 @@
+/*-------------------------------------------------------------------------
+ *
+ * hamming_ball.h
+ *		The query value of the Hamming radius search: every simhash64
+ *		within `radius` bits of `center`.
+ *
+ * `sh <@ hamming_ball(q, r)` is the indexable form of `sh <~> q <= r`: the
+ * index opclasses (GIN, GiST) take it as their search strategy, and the
+ * planner turns the natural spellings into it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef HAMMING_BALL_H
+#define HAMMING_BALL_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "port/pg_bitutils.h"
+
+#include "simhash64.h"
+
+/* Radii are kept in [-1, 64]: -1 holds nothing, 64 holds everything. */
+#define HAMMING_BALL_EMPTY	(-1)
+#define HAMMING_BALL_ALL	64
+
+typedef struct HammingBall
+{
+	uint64		center;
+	int32		radius;
+	int32		pad;			/* always 0, so equal balls are equal bytes */
+} HammingBall;
+
+#define DatumGetHammingBallP(X)		((HammingBall *) DatumGetPointer(X))
+#define HammingBallPGetDatum(X)		PointerGetDatum(X)
+#define PG_GETARG_HAMMING_BALL_P(n) DatumGetHammingBallP(PG_GETARG_DATUM(n))
+#define PG_RETURN_HAMMING_BALL_P(x) return HammingBallPGetDatum(x)
+
+static inline int32
+hamming_ball_clamp_radius(int64 radius)
+{
+	if (radius < 0)
+		return HAMMING_BALL_EMPTY;
+	if (radius > HAMMING_BALL_ALL)
+		return HAMMING_BALL_ALL;
+	return (int32) radius;
+}
+
+static inline bool
+hamming_ball_contains(const HammingBall *ball, uint64 code)
+{
+	return pg_popcount64(ball->center ^ code) <= ball->radius;
+}
+
+#endif							/* HAMMING_BALL_H */
