@@ -13,7 +13,7 @@ MODULE_big  = neardup
 CORE_SRCS   = $(sort $(wildcard src/core/*.c))
 
 # SQL-facing code, one file per concern.
-SQL_SRCS    = $(sort $(wildcard src/*.c))
+SQL_SRCS    = $(sort $(wildcard src/*.c src/index/*.c src/planner/*.c))
 
 OBJS        = $(SQL_SRCS:.c=.o) $(CORE_SRCS:.c=.o)
 

@@ -481,3 +481,15 @@ CREATE AGGREGATE @extschema@.simhash_agg(feature pg_catalog.text) (
 );
 
 -- ===== end section: simhash fingerprints =====
+
+-- ===== section: index gist (src/index/gist_hamming.c) =====
+
+-- ===== end section: index gist =====
+
+-- ===== section: index gin (src/index/gin_permuted.c) =====
+
+-- ===== end section: index gin =====
+
+-- ===== section: planner support (src/planner/) =====
+
+-- ===== end section: planner support =====
