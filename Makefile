@@ -41,6 +41,10 @@ all:
 	@exit 1
 endif
 
+# PGXS does not track header dependencies: rebuild everything when any
+# header changes (struct layouts are shared between files).
+$(OBJS): $(wildcard src/*.h src/core/*.h src/index/*.h src/planner/*.h)
+
 .PHONY: deps demo test unit fuzz bench
 
 # Debian packages the build and the tests need (installed only when missing).

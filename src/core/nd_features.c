@@ -12,6 +12,9 @@
 #include "nd_features.h"
 
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "nd_unicode.h"
 #include "xxhash.h"
@@ -27,6 +30,30 @@ static const uint8_t ascii_word[128] = {
 #undef L
 };
 
+/*
+ * Bytes by what the word tokenizer's fast path may do with them:
+ * IN_PLACE bytes (a-z, 0-9) need no folding, so a token made only of them
+ * is hashed where it lies in the input, without a copy.
+ */
+#define BC_SEP		0			/* ASCII, not part of a word */
+#define BC_IN_PLACE 1			/* a-z, 0-9 */
+#define BC_FOLD		2			/* A-Z */
+#define BC_UTF8		3			/* 0x80-0xFF: a multi-byte sequence */
+static const uint8_t byte_class[256] = {
+	['0'] = 1,['1'] = 1,['2'] = 1,['3'] = 1,['4'] = 1,
+	['5'] = 1,['6'] = 1,['7'] = 1,['8'] = 1,['9'] = 1,
+#define L(c) [c] = 1, [c - 'a' + 'A'] = 2
+	L('a'), L('b'), L('c'), L('d'), L('e'), L('f'), L('g'), L('h'), L('i'),
+	L('j'), L('k'), L('l'), L('m'), L('n'), L('o'), L('p'), L('q'), L('r'),
+	L('s'), L('t'), L('u'), L('v'), L('w'), L('x'), L('y'), L('z'),
+#undef L
+#define U16(b) [b] = 3, [b + 1] = 3, [b + 2] = 3, [b + 3] = 3, [b + 4] = 3, \
+	[b + 5] = 3, [b + 6] = 3, [b + 7] = 3, [b + 8] = 3, [b + 9] = 3, [b + 10] = 3, \
+	[b + 11] = 3, [b + 12] = 3, [b + 13] = 3, [b + 14] = 3, [b + 15] = 3
+	U16(0x80), U16(0x90), U16(0xA0), U16(0xB0), U16(0xC0), U16(0xD0), U16(0xE0), U16(0xF0),
+#undef U16
+};
+
 static inline uint64_t
 to_le64(uint64_t v)
 {
@@ -37,16 +64,63 @@ to_le64(uint64_t v)
 #endif
 }
 
+#define from_le64 to_le64
+
+/* Inlined into the hot paths; the extern versions are for other callers. */
+static inline uint64_t
+hash_bytes(const void *p, size_t len, uint64_t seed)
+{
+	return XXH3_64bits_withSeed(p, len, seed);
+}
+
+/*
+ * A shingle's feature from its token hashes, which are already XXH3 hashes.
+ * Each token hash is keyed by its position and folded (the 128-bit
+ * product's halves xor-ed, as in wyhash); the sum, with the seed, goes
+ * through the murmur3 finalizer.  The folds are independent of each other,
+ * so they run in parallel: a fraction of the cost of hashing the token
+ * hashes' bytes again, and as good for SimHash, which needs every feature
+ * bit to be close to an independent fair coin.
+ */
+static inline uint64_t
+mul_fold(uint64_t a, uint64_t b)
+{
+	__uint128_t r = (__uint128_t) a * b;
+
+	return (uint64_t) r ^ (uint64_t) (r >> 64);
+}
+
+static inline uint64_t
+hash_shingle(const uint64_t *token_hashes_le, int n, uint64_t seed)
+{
+	uint64_t	acc = seed ^ ((uint64_t) n * 0x9E3779B185EBCA87ull);
+
+#define FOLD(i) mul_fold(from_le64(token_hashes_le[i]) ^ ((uint64_t) ((i) + 1) * 0xA0761D6478BD642Full), \
+						 0xE7037ED1A0B428DBull)
+	if (n == 3)					/* the default, unrolled */
+		acc += FOLD(0) + FOLD(1) + FOLD(2);
+	else
+		for (int i = 0; i < n; i++)
+			acc += FOLD(i);
+#undef FOLD
+	acc ^= acc >> 33;
+	acc *= 0xFF51AFD7ED558CCDull;
+	acc ^= acc >> 33;
+	acc *= 0xC4CEB9FE1A85EC53ull;
+	acc ^= acc >> 33;
+	return acc;
+}
+
 uint64_t
 nd_hash_bytes(const void *p, size_t len, uint64_t seed)
 {
-	return XXH3_64bits_withSeed(p, len, seed);
+	return hash_bytes(p, len, seed);
 }
 
 uint64_t
 nd_hash_shingle(const uint64_t *token_hashes_le, int n, uint64_t seed)
 {
-	return XXH3_64bits_withSeed(token_hashes_le, (size_t) n * sizeof(uint64_t), seed);
+	return hash_shingle(token_hashes_le, n, seed);
 }
 
 const char *
@@ -104,7 +178,7 @@ add_token_hash(nd_shingler *s, uint64_t h)
 	s->win[s->nwin++] = to_le64(h);
 	s->ntokens++;
 	if (s->ntokens >= (uint64_t) s->shingle)
-		emit_feature(s, nd_hash_shingle(s->win + s->nwin - s->shingle,
+		emit_feature(s, hash_shingle(s->win + s->nwin - s->shingle,
 										s->shingle, s->seed));
 }
 
@@ -114,7 +188,7 @@ flush_token_block(nd_shingler *s)
 {
 	if (s->token_sink)
 		s->token_sink(s->token_arg, s->tok, s->toklen, false);
-	s->tok_hash = nd_hash_bytes(s->tok, s->toklen,
+	s->tok_hash = hash_bytes(s->tok, s->toklen,
 								s->tok_chained ? s->tok_hash : s->seed);
 	s->tok_chained = true;
 	s->toklen = 0;
@@ -127,11 +201,107 @@ end_token(nd_shingler *s)
 
 	if (s->token_sink)
 		s->token_sink(s->token_arg, s->tok, s->toklen, true);
-	h = nd_hash_bytes(s->tok, s->toklen, s->tok_chained ? s->tok_hash : s->seed);
+	h = hash_bytes(s->tok, s->toklen, s->tok_chained ? s->tok_hash : s->seed);
 	s->toklen = 0;
 	s->tok_chained = false;
 	s->in_token = false;
 	add_token_hash(s, h);
+}
+
+/* ASCII scanning, 16 bytes at a time where SSE2 is there (all of x86-64). */
+#ifdef __SSE2__
+static inline __m128i
+in_range(__m128i v, char lo, char hi)
+{
+	/* signed compares: bytes >= 0x80 are negative, so never in range */
+	return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(lo - 1)),
+						 _mm_cmplt_epi8(v, _mm_set1_epi8(hi + 1)));
+}
+#endif
+
+/* Length of the run of ASCII separators at p[0..len). */
+static inline size_t
+sep_run(const uint8_t *p, size_t len)
+{
+	size_t		j = 0;
+
+#ifdef __SSE2__
+	while (j + 16 <= len)
+	{
+		__m128i		v = _mm_loadu_si128((const __m128i *) (p + j));
+		__m128i		folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+		unsigned	m = (unsigned) _mm_movemask_epi8(_mm_or_si128(in_range(folded, 'a', 'z'),
+																  in_range(v, '0', '9'))) |
+			(unsigned) _mm_movemask_epi8(v);
+
+		if (m != 0)
+			return j + __builtin_ctz(m);
+		j += 16;
+	}
+#endif
+	while (j < len && byte_class[p[j]] == BC_SEP)
+		j++;
+	return j;
+}
+
+/*
+ * Measures the ASCII word at p (letters and digits; *has_upper if it has
+ * capitals) and the run of ASCII separators after it: *word_len, *sep_len.
+ * Both come from one 16-byte window in the common case.
+ */
+static inline void
+scan_word(const uint8_t *p, size_t len, size_t *word_len, size_t *sep_len,
+		  bool *has_upper)
+{
+	size_t		j = 0;
+	bool		upper = false;
+
+#ifdef __SSE2__
+	while (j + 16 <= len)
+	{
+		__m128i		v = _mm_loadu_si128((const __m128i *) (p + j));
+		__m128i		folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+		unsigned	letter = (unsigned) _mm_movemask_epi8(in_range(folded, 'a', 'z'));
+		unsigned	alnum = letter | (unsigned) _mm_movemask_epi8(in_range(v, '0', '9'));
+
+		if (alnum != 0xFFFF)
+		{
+			unsigned	n = (unsigned) __builtin_ctz(~alnum);
+			unsigned	capital = letter & ~(unsigned) _mm_movemask_epi8(_mm_cmpeq_epi8(folded, v));
+			unsigned	rest = (alnum | (unsigned) _mm_movemask_epi8(v)) >> n;
+
+			*has_upper = upper || (capital & ((1u << n) - 1)) != 0;
+			*word_len = j + n;
+			if (rest != 0)
+				*sep_len = (size_t) __builtin_ctz(rest);
+			else
+				*sep_len = (16 - n) + sep_run(p + j + 16, len - j - 16);
+			return;
+		}
+		upper |= (letter & ~(unsigned) _mm_movemask_epi8(_mm_cmpeq_epi8(folded, v))) != 0;
+		j += 16;
+	}
+#endif
+	for (; j < len; j++)
+	{
+		uint8_t		c = byte_class[p[j]];
+
+		if (c != BC_IN_PLACE && c != BC_FOLD)
+			break;
+		upper |= c == BC_FOLD;
+	}
+	*has_upper = upper;
+	*word_len = j;
+	*sep_len = sep_run(p + j, len - j);
+}
+
+/* A whole token that needs no folding, hashed where it lies. */
+static inline void
+token_in_place(nd_shingler *s, const uint8_t *t, size_t n)
+{
+	if (s->token_sink)
+		s->token_sink(s->token_arg, t, n, true);
+	add_token_hash(s, hash_bytes(t, n, s->seed));
 }
 
 static inline void
@@ -143,14 +313,26 @@ token_byte(nd_shingler *s, uint8_t b)
 	s->in_token = true;
 }
 
-static void
+static inline void
+token_bytes(nd_shingler *s, const uint8_t *b, int n)
+{
+	if (s->toklen + n <= ND_TOKEN_BLOCK)
+	{
+		memcpy(s->tok + s->toklen, b, n);
+		s->toklen += n;
+		s->in_token = true;
+	}
+	else
+		for (int i = 0; i < n; i++)
+			token_byte(s, b[i]);
+}
+
+static inline void
 token_codepoint(nd_shingler *s, uint32_t cp)
 {
 	uint8_t		buf[4];
-	int			n = nd_utf8_encode(cp, buf);
 
-	for (int i = 0; i < n; i++)
-		token_byte(s, buf[i]);
+	token_bytes(s, buf, nd_utf8_encode(cp, buf));
 }
 
 /* char unit: every folded character is a token of its own. */
@@ -170,9 +352,12 @@ char_token(nd_shingler *s, uint32_t cp)
 	end_token(s);
 }
 
-/* One non-ASCII (or invalid) code point. */
+/*
+ * One non-ASCII (or invalid) code point; raw[0..nraw) is its UTF-8 encoding
+ * when it was well-formed (NULL for an invalid byte).
+ */
 static void
-add_codepoint(nd_shingler *s, uint32_t cp)
+add_codepoint(nd_shingler *s, uint32_t cp, const uint8_t *raw, int nraw)
 {
 	nd_fold		scratch;
 	const nd_fold *f = nd_unicode_lookup(cp, &scratch);
@@ -191,6 +376,8 @@ add_codepoint(nd_shingler *s, uint32_t cp)
 			if (s->unit == ND_UNIT_CHAR)
 				for (int i = 0; i < f->n; i++)
 					char_token(s, f->cp[i]);
+			else if (f->n == 1 && f->cp[0] == cp && raw != NULL)
+				token_bytes(s, raw, nraw);	/* folds to itself: as written */
 			else
 				for (int i = 0; i < f->n; i++)
 					token_codepoint(s, f->cp[i]);
@@ -230,7 +417,33 @@ feed_bytes(nd_shingler *s, const uint8_t *p, size_t len)
 			{
 				if (w)
 				{
-					/* the hot loop: the rest of an ASCII word */
+					/*
+					 * The hottest path: an ASCII word ending within this
+					 * piece is hashed in place, or from a folded copy when
+					 * it has capitals, and the separators after it skipped.
+					 */
+					if (!s->in_token)
+					{
+						bool		upper;
+						size_t		n,
+									seps;
+
+						scan_word(p + i, len - i, &n, &seps, &upper);
+						if (seps > 0 && n <= ND_TOKEN_BLOCK)
+						{
+							if (upper)
+							{
+								for (size_t k = 0; k < n; k++)
+									s->tok[k] = ascii_word[p[i + k]];
+								token_in_place(s, s->tok, n);
+							}
+							else
+								token_in_place(s, p + i, n);
+							i += n + seps;
+							continue;
+						}
+					}
+					/* otherwise: fold and copy the rest of the word */
 					do
 					{
 						if (s->toklen == ND_TOKEN_BLOCK)
@@ -259,11 +472,21 @@ feed_bytes(nd_shingler *s, const uint8_t *p, size_t len)
 		else
 		{
 			uint32_t	cp;
-			int			n = nd_utf8_decode(p + i, len - i, &cp);
+			int			n;
 
-			if (n < 0)
-				break;			/* cut short: wait for the next piece */
-			add_codepoint(s, cp);
+			/* two-byte sequences (Latin, Greek, Cyrillic, ...) inline */
+			if (b >= 0xC2 && b < 0xE0 && i + 1 < len && (p[i + 1] & 0xC0) == 0x80)
+			{
+				cp = ((uint32_t) (b & 0x1F) << 6) | (p[i + 1] & 0x3F);
+				n = 2;
+			}
+			else
+			{
+				n = nd_utf8_decode(p + i, len - i, &cp);
+				if (n < 0)
+					break;		/* cut short: wait for the next piece */
+			}
+			add_codepoint(s, cp, cp == ND_UTF8_INVALID ? NULL : p + i, n);
 			i += n;
 		}
 	}
@@ -293,7 +516,7 @@ nd_shingler_feed(nd_shingler *s, const char *text, size_t len)
 
 			memcpy(rest, s->partial + n, nrest);
 			s->npartial = 0;
-			add_codepoint(s, cp);
+			add_codepoint(s, cp, cp == ND_UTF8_INVALID ? NULL : s->partial, n);
 			/* bytes after an invalid lead byte are re-examined */
 			if (nrest > 0)
 			{
@@ -341,7 +564,7 @@ nd_shingler_finish(nd_shingler *s)
 
 		memcpy(rest, s->partial + 1, nrest);
 		s->npartial = 0;
-		add_codepoint(s, ND_UTF8_INVALID);
+		add_codepoint(s, ND_UTF8_INVALID, NULL, 0);
 		if (nrest > 0)
 		{
 			size_t		used = feed_bytes(s, rest, nrest);
@@ -356,7 +579,7 @@ nd_shingler_finish(nd_shingler *s)
 
 	/* a text shorter than one shingle is a single shingle of all of it */
 	if (s->ntokens > 0 && s->ntokens < (uint64_t) s->shingle)
-		emit_feature(s, nd_hash_shingle(s->win + s->nwin - s->ntokens,
+		emit_feature(s, hash_shingle(s->win + s->nwin - s->ntokens,
 										(int) s->ntokens, s->seed));
 
 	if (s->nout > 0)

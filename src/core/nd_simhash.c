@@ -19,19 +19,40 @@
 #define S64(b) S16(b), S16((b) + 16), S16((b) + 32), S16((b) + 48)
 static const uint64_t spread[256] = {S64(0), S64(64), S64(128), S64(192)};
 
+/* Adds byte lanes into the wide counters, each lane count times `unit`. */
 static void
-spill(nd_simhash_acc *acc)
+spill_lanes(uint64_t *lanes, uint64_t unit, uint64_t *ones)
 {
 	for (int k = 0; k < 8; k++)
 	{
-		uint64_t	l = acc->lanes[k];
+		uint64_t	l = lanes[k];
 
 		for (int j = 0; j < 8; j++)
-			acc->ones[8 * k + j] += (l >> (8 * j)) & 0xFF;
-		acc->lanes[k] = 0;
+			ones[8 * k + j] += unit * ((l >> (8 * j)) & 0xFF);
+		lanes[k] = 0;
 	}
-	acc->in_lanes = 0;
 }
+
+static inline void
+add_to_lanes(uint64_t *lanes, uint64_t h)
+{
+	lanes[0] += spread[h & 0xFF];
+	lanes[1] += spread[(h >> 8) & 0xFF];
+	lanes[2] += spread[(h >> 16) & 0xFF];
+	lanes[3] += spread[(h >> 24) & 0xFF];
+	lanes[4] += spread[(h >> 32) & 0xFF];
+	lanes[5] += spread[(h >> 40) & 0xFF];
+	lanes[6] += spread[(h >> 48) & 0xFF];
+	lanes[7] += spread[h >> 56];
+}
+
+/* carry-save adder: *hi, *lo = bitwise a + b + c */
+#define CSA(hi, lo, a, b, c) \
+	do { \
+		uint64_t	u_ = (a) ^ (b); \
+		(hi) = ((a) & (b)) | (u_ & (c)); \
+		(lo) = u_ ^ (c); \
+	} while (0)
 
 void
 nd_simhash_init(nd_simhash_acc *acc)
@@ -40,50 +61,62 @@ nd_simhash_init(nd_simhash_acc *acc)
 }
 
 void
-nd_simhash_add(nd_simhash_acc *acc, const uint64_t *features, size_t n)
+nd_simhash_add(nd_simhash_acc *acc, const uint64_t *f, size_t n)
 {
-	while (n > 0)
+	uint64_t	ones = acc->ones_,
+				twos = acc->twos,
+				fours = acc->fours,
+				eights = acc->eights;
+	size_t		i = 0;
+
+	acc->n += n;
+	for (; i + 16 <= n; i += 16)
 	{
-		/* a byte lane holds at most 255 before it must be spilled */
-		size_t		room = 255 - acc->in_lanes;
-		size_t		m = n < room ? n : room;
-		uint64_t	l0 = acc->lanes[0],
-					l1 = acc->lanes[1],
-					l2 = acc->lanes[2],
-					l3 = acc->lanes[3],
-					l4 = acc->lanes[4],
-					l5 = acc->lanes[5],
-					l6 = acc->lanes[6],
-					l7 = acc->lanes[7];
+		uint64_t	twosA,
+					twosB,
+					foursA,
+					foursB,
+					eightsA,
+					eightsB,
+					sixteens;
 
-		for (size_t i = 0; i < m; i++)
+		CSA(twosA, ones, ones, f[i + 0], f[i + 1]);
+		CSA(twosB, ones, ones, f[i + 2], f[i + 3]);
+		CSA(foursA, twos, twos, twosA, twosB);
+		CSA(twosA, ones, ones, f[i + 4], f[i + 5]);
+		CSA(twosB, ones, ones, f[i + 6], f[i + 7]);
+		CSA(foursB, twos, twos, twosA, twosB);
+		CSA(eightsA, fours, fours, foursA, foursB);
+		CSA(twosA, ones, ones, f[i + 8], f[i + 9]);
+		CSA(twosB, ones, ones, f[i + 10], f[i + 11]);
+		CSA(foursA, twos, twos, twosA, twosB);
+		CSA(twosA, ones, ones, f[i + 12], f[i + 13]);
+		CSA(twosB, ones, ones, f[i + 14], f[i + 15]);
+		CSA(foursB, twos, twos, twosA, twosB);
+		CSA(eightsB, fours, fours, foursA, foursB);
+		CSA(sixteens, eights, eights, eightsA, eightsB);
+
+		add_to_lanes(acc->lanes16, sixteens);
+		/* a byte lane holds at most 255 */
+		if (++acc->in_lanes16 == 255)
 		{
-			uint64_t	h = features[i];
-
-			l0 += spread[h & 0xFF];
-			l1 += spread[(h >> 8) & 0xFF];
-			l2 += spread[(h >> 16) & 0xFF];
-			l3 += spread[(h >> 24) & 0xFF];
-			l4 += spread[(h >> 32) & 0xFF];
-			l5 += spread[(h >> 40) & 0xFF];
-			l6 += spread[(h >> 48) & 0xFF];
-			l7 += spread[h >> 56];
+			spill_lanes(acc->lanes16, 16, acc->ones);
+			acc->in_lanes16 = 0;
 		}
-		acc->lanes[0] = l0;
-		acc->lanes[1] = l1;
-		acc->lanes[2] = l2;
-		acc->lanes[3] = l3;
-		acc->lanes[4] = l4;
-		acc->lanes[5] = l5;
-		acc->lanes[6] = l6;
-		acc->lanes[7] = l7;
-		acc->in_lanes += (uint32_t) m;
-		acc->n += m;
-		features += m;
-		n -= m;
-		if (acc->in_lanes == 255)
-			spill(acc);
 	}
+	for (; i < n; i++)
+	{
+		add_to_lanes(acc->lanes1, f[i]);
+		if (++acc->in_lanes1 == 255)
+		{
+			spill_lanes(acc->lanes1, 1, acc->ones);
+			acc->in_lanes1 = 0;
+		}
+	}
+	acc->ones_ = ones;
+	acc->twos = twos;
+	acc->fours = fours;
+	acc->eights = eights;
 }
 
 bool
@@ -91,7 +124,16 @@ nd_simhash_result(nd_simhash_acc *acc, uint64_t *fingerprint)
 {
 	uint64_t	fp = 0;
 
-	spill(acc);
+	spill_lanes(acc->lanes16, 16, acc->ones);
+	spill_lanes(acc->lanes1, 1, acc->ones);
+	acc->in_lanes16 = acc->in_lanes1 = 0;
+	for (int i = 0; i < 64; i++)
+	{
+		acc->ones[i] += ((acc->ones_ >> i) & 1) + 2 * ((acc->twos >> i) & 1) +
+			4 * ((acc->fours >> i) & 1) + 8 * ((acc->eights >> i) & 1);
+	}
+	acc->ones_ = acc->twos = acc->fours = acc->eights = 0;
+
 	/* bit i is 1 when more features have it set than clear: ties give 0 */
 	for (int i = 0; i < 64; i++)
 		if (2 * acc->ones[i] > acc->n)

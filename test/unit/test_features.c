@@ -66,15 +66,35 @@ tokhash(const char *t, uint64_t seed)
 	return XXH3_64bits_withSeed(t, strlen(t), seed);
 }
 
-/* the spec of nd_features.h, written out by hand */
+/* the feature recipe of nd_features.h, written out by hand */
+static uint64_t
+combine(const uint64_t *h, int n, uint64_t seed)
+{
+	uint64_t	acc = seed ^ ((uint64_t) n * 0x9E3779B185EBCA87ull);
+
+	for (int i = 0; i < n; i++)
+	{
+		__uint128_t r = (__uint128_t) (h[i] ^ ((uint64_t) (i + 1) * 0xA0761D6478BD642Full)) *
+			0xE7037ED1A0B428DBull;
+
+		acc += (uint64_t) r ^ (uint64_t) (r >> 64);
+	}
+	acc ^= acc >> 33;
+	acc *= 0xFF51AFD7ED558CCDull;
+	acc ^= acc >> 33;
+	acc *= 0xC4CEB9FE1A85EC53ull;
+	acc ^= acc >> 33;
+	return acc;
+}
+
 static uint64_t
 shingle_of(const char **toks, int n, uint64_t seed)
 {
 	uint64_t	h[ND_SHINGLE_MAX];
 
 	for (int i = 0; i < n; i++)
-		h[i] = tokhash(toks[i], seed);	/* little-endian test machines */
-	return XXH3_64bits_withSeed(h, n * sizeof(uint64_t), seed);
+		h[i] = tokhash(toks[i], seed);
+	return combine(h, n, seed);
 }
 
 static void
@@ -152,14 +172,14 @@ test_long_tokens(void)
 	h = XXH3_64bits_withSeed(buf, 256, 7);
 	h = XXH3_64bits_withSeed(buf, 256, h);
 	h = XXH3_64bits_withSeed(buf, 700 - 512, h);
-	ok(f.n == 1 && f.f[0] == XXH3_64bits_withSeed(&h, 8, 7),
+	ok(f.n == 1 && f.f[0] == combine(&h, 1, 7),
 	   "a 700-byte token is hashed in chained 256-byte blocks");
 
 	memset(buf, 'a', 512);
 	features(buf, 512, 1, ND_UNIT_WORD, 7, 0, &f);
 	h = XXH3_64bits_withSeed(buf, 256, 7);
 	h = XXH3_64bits_withSeed(buf, 256, h);
-	ok(f.n == 1 && f.f[0] == XXH3_64bits_withSeed(&h, 8, 7),
+	ok(f.n == 1 && f.f[0] == combine(&h, 1, 7),
 	   "a token of exactly two blocks has no empty third block");
 }
 
@@ -172,6 +192,10 @@ test_chunking(void)
 		"Gr\xc3\xbc\xc3\x9f" "e aus K\xc3\xb6ln \xe6\x88\x91\xe7\x88\xb1\xe5\x8c\x97\xe4\xba\xac caf\xc3\xa9 \xf0\x9f\x98\x80 end",
 		"bad \xe2\x82 utf \xf0\x9f\x98 8 \xc0\x80 \xed\xa0\x80 \xf4\x90\x80\x80 \x80\x80 x\xe2",
 		"short",
+		/* words and separator runs longer than a 16-byte SIMD window */
+		"Supercalifragilisticexpialidocious AND antidisestablishmentarianism,"
+		"                                   ...   ---   MixedCASEwords123 x9Y8z7"
+		"\n\n\t\t  Ends.With.Dots....................................word",
 	};
 	static flist whole, parts;
 	int			all = 1;
@@ -273,7 +297,29 @@ test_simhash(void)
 		if (nd_simhash_result(&acc, &fp) != (n > 0) || fp != naive_simhash(f, n))
 			good = 0;
 	}
-	ok(good, "byte-lane counting equals the naive 64-way vote, 0..3000 features");
+	ok(good, "bit-sliced counting equals the naive 64-way vote, 0..3000 features");
+
+	/* long runs: every spill of the 16s and the 1s lanes, all batch shapes */
+	{
+		static uint64_t big[100000];
+		static const size_t batches[] = {1, 3, 15, 16, 17, 37, 256, 100000};
+
+		good = 1;
+		for (size_t i = 0; i < 100000; i++)
+			big[i] = rnd(&st) & (i % 3 ? ~0ull : 0xFFFF0000FFFF0000ull);	/* skewed bits */
+		for (size_t b = 0; b < sizeof(batches) / sizeof(batches[0]); b++)
+		{
+			nd_simhash_init(&acc);
+			for (size_t i = 0; i < 100000; i += batches[b])
+				nd_simhash_add(&acc, big + i, (100000 - i < batches[b]) ? 100000 - i : batches[b]);
+			if (!nd_simhash_result(&acc, &fp) || fp != naive_simhash(big, 100000))
+			{
+				good = 0;
+				printf("# batch %zu differs\n", batches[b]);
+			}
+		}
+		ok(good, "100000 features in batches of 1..100000 equal the naive vote");
+	}
 
 	{
 		uint64_t	two[2] = {0xF0F0F0F0F0F0F0F0ull, 0x0F0F0F0F0F0F0F0Full};
