@@ -23,9 +23,11 @@
  *	shingle	every run of `shingle` consecutive tokens; a text with fewer
  *			tokens than that has one shingle of all its tokens, an empty one
  *			none.
- *	feature	XXH3-64, with the seed, of the shingle's token hashes as
- *			little-endian 64-bit words.  A shingle occurring n times yields
- *			its feature n times, so features are weighted by count.
+ *	feature	the shingle's token hashes combined (nd_hash_shingle: each
+ *			keyed by its position and folded by a 128-bit multiply, summed
+ *			with the seed, murmur3-finalized; doc/fingerprints.md gives the
+ *			constants).  A shingle occurring n times yields its feature n
+ *			times, so features are weighted by count.
  *
  *-------------------------------------------------------------------------
  */
