@@ -21,6 +21,8 @@ SELECT text_tokens('  Ab, cd. ', 'char');
 SELECT text_tokens('Ab', unit => 'CHAR');
 -- Nothing to tokenize.
 SELECT text_tokens(''), text_tokens(' ,.;!? '), text_tokens(E'\t\n');
+SELECT text_tokens('') = '{}' AS canonical_empty, text_shingles('...') = '{}' AS no_shingles,
+       array_ndims(text_tokens('')) IS NULL AS no_dimensions;
 
 -- Shingles: runs of `shingle` consecutive tokens (3 by default).
 SELECT text_shingles('The quick brown fox jumps');

@@ -96,28 +96,37 @@ nd_text_features(text *doc, const NdTextParams *params,
 
 /* ---- introspection ---------------------------------------------------- */
 
-/* Collects the tokens' text, as an array of text. */
-typedef struct TokenCollector
+/*
+ * The tokens of a document, back to back in one buffer, with where each
+ * ends: a few bytes of overhead per token, so that looking at the tokens
+ * of a large document costs about as much memory as the result itself.
+ */
+typedef struct TokenList
 {
-	StringInfoData cur;
-	ArrayBuildState *tokens;
-	MemoryContext cxt;
-} TokenCollector;
+	StringInfoData bytes;
+	uint32	   *ends;			/* ends[i]: offset just past token i */
+	int			n;
+	int			cap;
+} TokenList;
 
 static void
 collect_token(void *arg, const uint8_t *bytes, size_t len, bool last)
 {
-	TokenCollector *tc = arg;
+	TokenList  *tl = arg;
 
-	appendBinaryStringInfo(&tc->cur, (const char *) bytes, (int) len);
+	appendBinaryStringInfo(&tl->bytes, (const char *) bytes, (int) len);
 	if (last)
 	{
-		text	   *t = cstring_to_text_with_len(tc->cur.data, tc->cur.len);
-
-		tc->tokens = accumArrayResult(tc->tokens, PointerGetDatum(t), false,
-									  TEXTOID, tc->cxt);
-		pfree(t);
-		resetStringInfo(&tc->cur);
+		if (tl->n == tl->cap)
+		{
+			if (tl->cap >= (int) MaxArraySize / 2)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("too many tokens for an array")));
+			tl->cap *= 2;
+			tl->ends = repalloc_huge(tl->ends, tl->cap * sizeof(uint32));
+		}
+		tl->ends[tl->n++] = (uint32) tl->bytes.len;
 	}
 }
 
@@ -126,19 +135,80 @@ ignore_features(void *arg, const uint64_t *features, size_t n)
 {
 }
 
-/* All tokens of doc, in order. */
-static ArrayBuildState *
-tokens_of(text *doc, nd_unit unit)
+static void
+tokens_of(text *doc, nd_unit unit, TokenList *tl)
 {
-	TokenCollector tc;
 	NdTextParams p = {.shingle = 1,.unit = unit,.seed = 0};
 
-	initStringInfo(&tc.cur);
-	tc.cxt = CurrentMemoryContext;
-	tc.tokens = initArrayResult(TEXTOID, tc.cxt, false);
-	nd_text_features(doc, &p, ignore_features, NULL, collect_token, &tc);
-	pfree(tc.cur.data);
-	return tc.tokens;
+	initStringInfo(&tl->bytes);
+	tl->n = 0;
+	tl->cap = 64;
+	tl->ends = palloc(tl->cap * sizeof(uint32));
+	nd_text_features(doc, &p, ignore_features, NULL, collect_token, tl);
+}
+
+static inline uint32
+token_start(const TokenList *tl, int i)
+{
+	return i == 0 ? 0 : tl->ends[i - 1];
+}
+
+/*
+ * A text[] whose element i joins tokens i .. i+k-1 with sep: the tokens
+ * (k = 1) or the shingles.  Built in place rather than one datum at a time.
+ */
+static ArrayType *
+joined_tokens_array(const TokenList *tl, int nelems, int k, const char *sep)
+{
+	size_t		seplen = strlen(sep);
+	Size		size = ARR_OVERHEAD_NONULLS(1);
+	ArrayType  *arr;
+	char	   *p;
+
+	if (nelems == 0)
+		return construct_empty_array(TEXTOID);	/* the canonical '{}' */
+
+	for (int i = 0; i < nelems; i++)
+	{
+		size += INTALIGN(VARHDRSZ + (tl->ends[i + k - 1] - token_start(tl, i)) +
+						 (k - 1) * seplen);
+		if (size > MaxAllocSize)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("array size exceeds the maximum allowed (%d)", (int) MaxAllocSize)));
+	}
+
+	arr = palloc0(size);
+	SET_VARSIZE(arr, size);
+	arr->ndim = 1;
+	arr->dataoffset = 0;
+	arr->elemtype = TEXTOID;
+	ARR_DIMS(arr)[0] = nelems;
+	ARR_LBOUND(arr)[0] = 1;
+
+	p = ARR_DATA_PTR(arr);
+	for (int i = 0; i < nelems; i++)
+	{
+		char	   *d = p + VARHDRSZ;
+
+		if ((i & 65535) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int j = i; j < i + k; j++)
+		{
+			uint32		start = token_start(tl, j);
+
+			if (j > i)
+			{
+				memcpy(d, sep, seplen);
+				d += seplen;
+			}
+			memcpy(d, tl->bytes.data + start, tl->ends[j] - start);
+			d += tl->ends[j] - start;
+		}
+		SET_VARSIZE(p, d - p);
+		p += INTALIGN(d - p);
+	}
+	return arr;
 }
 
 PG_FUNCTION_INFO_V1(nd_text_tokens);
@@ -147,13 +217,16 @@ nd_text_tokens(PG_FUNCTION_ARGS)
 {
 	text	   *doc = PG_GETARG_TEXT_PP(0);
 	NdTextParams p = nd_text_params(fcinfo, -1, 1, -1);
+	TokenList	tl;
 
-	PG_RETURN_DATUM(makeArrayResult(tokens_of(doc, p.unit), CurrentMemoryContext));
+	tokens_of(doc, p.unit, &tl);
+	PG_RETURN_ARRAYTYPE_P(joined_tokens_array(&tl, tl.n, 1, ""));
 }
 
 /*
  * The shingles as text: tokens joined by a space (word unit) or nothing
- * (char unit, where a space is a token of its own).
+ * (char unit, where a space is a token of its own).  A text with fewer
+ * tokens than a shingle has one shingle of all of them, as for hashing.
  */
 PG_FUNCTION_INFO_V1(nd_text_shingles);
 Datum
@@ -161,30 +234,13 @@ nd_text_shingles(PG_FUNCTION_ARGS)
 {
 	text	   *doc = PG_GETARG_TEXT_PP(0);
 	NdTextParams p = nd_text_params(fcinfo, 1, 2, -1);
-	ArrayBuildState *toks = tokens_of(doc, p.unit);
-	ArrayBuildState *out = initArrayResult(TEXTOID, CurrentMemoryContext, false);
-	const char *sep = p.unit == ND_UNIT_WORD ? " " : "";
-	int			n = toks->nelems;
-	int			k = Min(p.shingle, n);
-	StringInfoData buf;
+	TokenList	tl;
+	int			k;
 
-	initStringInfo(&buf);
-	for (int i = 0; n > 0 && i + k <= n; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		resetStringInfo(&buf);
-		for (int j = i; j < i + k; j++)
-		{
-			text	   *t = (text *) DatumGetPointer(toks->dvalues[j]);
-
-			if (j > i)
-				appendStringInfoString(&buf, sep);
-			appendBinaryStringInfo(&buf, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
-		}
-		out = accumArrayResult(out, PointerGetDatum(cstring_to_text_with_len(buf.data, buf.len)),
-							   false, TEXTOID, CurrentMemoryContext);
-	}
-	PG_RETURN_DATUM(makeArrayResult(out, CurrentMemoryContext));
+	tokens_of(doc, p.unit, &tl);
+	k = Min(p.shingle, tl.n);
+	PG_RETURN_ARRAYTYPE_P(joined_tokens_array(&tl, tl.n == 0 ? 0 : tl.n - k + 1, k,
+											  p.unit == ND_UNIT_WORD ? " " : ""));
 }
 
 /* The feature hashes simhash(text) votes with, as bigint. */
