@@ -15,7 +15,7 @@ nd_build
 nd_stage
 
 list=$(mktemp /tmp/neardup-corpus.XXXXXX)
-trap 'rm -f "$list"; rm -rf "$ND_STAGE"' EXIT
+trap 'rm -f "$list"; nd_cleanup' EXIT
 bash "$ROOT/test/demo/corpus_list.sh" >"$list"
 chmod 644 "$list"
 

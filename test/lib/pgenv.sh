@@ -18,13 +18,23 @@ nd_build() {
 	make -C "$ND_ROOT" -s PG_CONFIG="$ND_PG_CONFIG" >/dev/null
 }
 
+# Removes the staging directory if this shell created it (a script run from
+# the test runner shares the runner's).  Scripts with an EXIT trap of their
+# own call it from there.
+nd_cleanup() {
+	if [ -n "${ND_STAGE:-}" ] && [ "${ND_STAGE_OWNER:-}" = "$$" ]; then
+		rm -rf "$ND_STAGE"
+	fi
+}
+
 nd_stage() {
 	if [ -z "${ND_STAGE:-}" ]; then
 		# postgres must be able to read it: not under root's home.
 		ND_STAGE=$(mktemp -d /tmp/neardup-stage.XXXXXX)
 		chmod 755 "$ND_STAGE"
+		ND_STAGE_OWNER=$$
 		export ND_STAGE
-		trap 'rm -rf "$ND_STAGE"' EXIT
+		trap nd_cleanup EXIT
 	fi
 	make -C "$ND_ROOT" -s PG_CONFIG="$ND_PG_CONFIG" install DESTDIR="$ND_STAGE" >/dev/null
 	chmod -R a+rX "$ND_STAGE"
