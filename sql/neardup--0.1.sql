@@ -492,4 +492,54 @@ CREATE AGGREGATE @extschema@.simhash_agg(feature pg_catalog.text) (
 
 -- ===== section: planner support (src/planner/) =====
 
+/*
+ * Radius search through indexes, for the spellings users write:
+ * `sh <~> q <= r`, `< r`, `r >= sh <~> q`, hamming_distance(sh, q) <= r.
+ * The planner hook in the library turns them into within(sh, q, r), whose
+ * support function makes `sh <@ hamming_ball(q, r)` index conditions and
+ * estimates selectivity.  See doc/planner.md.
+ */
+CREATE FUNCTION @extschema@.within_support(pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'within_support'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+ALTER FUNCTION @extschema@.within(@extschema@.simhash64, @extschema@.simhash64, pg_catalog.int4)
+    SUPPORT @extschema@.within_support;
+
+/*
+ * Answers no request: calling it loads the library, and with it the
+ * planner hook, before the first query that uses <~> is planned.
+ */
+CREATE FUNCTION @extschema@.hamming_support(pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'hamming_support'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+ALTER FUNCTION @extschema@.simhash64_hamming(@extschema@.simhash64, @extschema@.simhash64)
+    SUPPORT @extschema@.hamming_support;
+ALTER FUNCTION @extschema@.hamming_distance(@extschema@.simhash64, @extschema@.simhash64)
+    SUPPORT @extschema@.hamming_support;
+
+-- Estimators of the index operators: the same model as within().
+CREATE FUNCTION @extschema@.hamming_ball_restrict_sel(pg_catalog.internal, pg_catalog.oid,
+                                                      pg_catalog.internal, pg_catalog.int4)
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'hamming_ball_restrict_sel'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.hamming_ball_join_sel(pg_catalog.internal, pg_catalog.oid,
+                                                  pg_catalog.internal, pg_catalog.int2,
+                                                  pg_catalog.internal)
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'hamming_ball_join_sel'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+ALTER OPERATOR @extschema@.<@ (@extschema@.simhash64, @extschema@.hamming_ball)
+    SET (RESTRICT = @extschema@.hamming_ball_restrict_sel,
+         JOIN = @extschema@.hamming_ball_join_sel);
+ALTER OPERATOR @extschema@.@> (@extschema@.hamming_ball, @extschema@.simhash64)
+    SET (RESTRICT = @extschema@.hamming_ball_restrict_sel,
+         JOIN = @extschema@.hamming_ball_join_sel);
+
 -- ===== end section: planner support =====

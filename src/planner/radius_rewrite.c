@@ -1,0 +1,296 @@
+/*-------------------------------------------------------------------------
+ *
+ * radius_rewrite.c
+ *		Turn `d <= r` on a Hamming distance d into within(a, b, r) while the
+ *		planner still holds the quals in the query tree.
+ *
+ * Index matching (indxpath.c) only looks at the top operator or function of
+ * a clause, and the top of `sh <~> q <= 3` is the built-in int4le, which
+ * knows nothing of indexes on sh.  within(sh, q, 3) has a support function
+ * that produces the index condition `sh <@ hamming_ball(q, 3)` (see
+ * radius_support.c), so rewriting the clause into it makes every natural
+ * spelling indexable, as a restriction and as a join clause alike.
+ *
+ * The rewrite runs in get_relation_info_hook.  For the base relations of a
+ * query that hook is called from add_base_rels_to_query(), after expression
+ * preprocessing (constants folded, Params of custom plans substituted,
+ * NOT pushed down) and before deconstruct_jointree() turns the WHERE and
+ * JOIN/ON quals of parse->jointree into RestrictInfos.  Editing those quals
+ * there is thus seen by everything that follows: index paths, parameterized
+ * join paths, bitmap paths, selectivity.  Member relations of inheritance
+ * trees and partitioned tables are built after deconstruct_jointree() and
+ * are skipped; their parent (a base relation) has already triggered the
+ * rewrite.
+ *
+ * The rewrite is exact (within() is strict like the comparison it replaces,
+ * and the distance is at least 0), and idempotent: its output contains no
+ * comparison it would rewrite again.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/plancat.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+
+#include "radius_planner.h"
+
+static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
+
+/* A distance bound: `distance <= bound` or `distance < bound`. */
+typedef struct DistanceBound
+{
+	Node	   *distance;
+	Node	   *bound;
+	bool		strict;			/* < rather than <= */
+	bool		int8_bound;		/* bound is int8 (int48le and friends) */
+} DistanceBound;
+
+static Oid
+opexpr_funcid(OpExpr *op)
+{
+	return OidIsValid(op->opfuncid) ? op->opfuncid : get_opcode(op->opno);
+}
+
+/*
+ * Is this an upper bound on an int4 value?  Matching the comparison by its
+ * function, not its operator, accepts exactly the built-in semantics
+ * whatever operator name leads there.
+ */
+static bool
+match_upper_bound(Node *node, DistanceBound *db)
+{
+	OpExpr	   *op;
+	int			dist_arg;
+
+	if (!IsA(node, OpExpr))
+		return false;
+	op = (OpExpr *) node;
+	if (list_length(op->args) != 2)
+		return false;
+
+	switch (opexpr_funcid(op))
+	{
+		case F_INT4LE:			/* d <= c */
+			dist_arg = 0, db->strict = false, db->int8_bound = false;
+			break;
+		case F_INT4LT:			/* d < c */
+			dist_arg = 0, db->strict = true, db->int8_bound = false;
+			break;
+		case F_INT4GE:			/* c >= d */
+			dist_arg = 1, db->strict = false, db->int8_bound = false;
+			break;
+		case F_INT4GT:			/* c > d */
+			dist_arg = 1, db->strict = true, db->int8_bound = false;
+			break;
+		case F_INT48LE:
+			dist_arg = 0, db->strict = false, db->int8_bound = true;
+			break;
+		case F_INT48LT:
+			dist_arg = 0, db->strict = true, db->int8_bound = true;
+			break;
+		case F_INT84GE:
+			dist_arg = 1, db->strict = false, db->int8_bound = true;
+			break;
+		case F_INT84GT:
+			dist_arg = 1, db->strict = true, db->int8_bound = true;
+			break;
+		default:
+			return false;
+	}
+	db->distance = (Node *) list_nth(op->args, dist_arg);
+	db->bound = (Node *) list_nth(op->args, 1 - dist_arg);
+
+	/* An int8 bound is only taken as a constant, clamped into int4. */
+	if (db->int8_bound && !IsA(db->bound, Const))
+		return false;
+	return true;
+}
+
+/* The two arguments of a call of one of our distance functions, or NIL. */
+static List *
+distance_args(Node *node, const NdCatalog *cat)
+{
+	Oid			funcid;
+	List	   *args;
+
+	if (IsA(node, FuncExpr))
+	{
+		funcid = ((FuncExpr *) node)->funcid;
+		args = ((FuncExpr *) node)->args;
+	}
+	else if (IsA(node, OpExpr))
+	{
+		funcid = opexpr_funcid((OpExpr *) node);
+		args = ((OpExpr *) node)->args;
+	}
+	else
+		return NIL;
+
+	if ((funcid != cat->hamming_fn && funcid != cat->distance_fn) ||
+		list_length(args) != 2)
+		return NIL;
+	return args;
+}
+
+static Const *
+int4_const(int32 value)
+{
+	return makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+					 Int32GetDatum(value), false, true);
+}
+
+/*
+ * The radius r with `d <= r` equivalent to the bound.  For `d < c` that is
+ * c - 1, computed here for a constant; otherwise at run time, as
+ * int4mi(int4larger(c, INT_MIN + 1), 1), which cannot overflow and is
+ * negative (an empty ball) exactly when c <= 0.
+ */
+static Node *
+radius_of_bound(const DistanceBound *db)
+{
+	if (IsA(db->bound, Const))
+	{
+		Const	   *c = (Const *) db->bound;
+		int64		v;
+
+		if (c->constisnull)
+			return (Node *) makeNullConst(INT4OID, -1, InvalidOid);
+		v = db->int8_bound ? DatumGetInt64(c->constvalue) :
+			DatumGetInt32(c->constvalue);
+		if (db->strict && v > PG_INT64_MIN)
+			v--;
+		if (db->int8_bound || db->strict)
+			return (Node *) int4_const((int32) Max(Min(v, PG_INT32_MAX), PG_INT32_MIN));
+		return db->bound;
+	}
+
+	if (!db->strict)
+		return db->bound;
+
+	return (Node *)
+		makeFuncExpr(F_INT4MI, INT4OID,
+					 list_make2(makeFuncExpr(F_INT4LARGER, INT4OID,
+											 list_make2(db->bound,
+														int4_const(PG_INT32_MIN + 1)),
+											 InvalidOid, InvalidOid,
+											 COERCE_EXPLICIT_CALL),
+								int4_const(1)),
+					 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+}
+
+/* Cheap test, without catalog access: could this tree hold a rewrite? */
+static bool
+has_candidate_walker(Node *node, void *context)
+{
+	DistanceBound db;
+
+	if (node == NULL || IsA(node, Query))
+		return false;
+	if (match_upper_bound(node, &db) &&
+		(IsA(db.distance, FuncExpr) || IsA(db.distance, OpExpr)))
+		return true;
+	return expression_tree_walker(node, has_candidate_walker, context);
+}
+
+static Node *
+rewrite_mutator(Node *node, void *context)
+{
+	const NdCatalog *cat = (const NdCatalog *) context;
+	DistanceBound db;
+	List	   *args;
+
+	if (node == NULL)
+		return NULL;
+	/* Subqueries are planned, and rewritten, on their own. */
+	if (IsA(node, Query))
+		return node;
+
+	if (match_upper_bound(node, &db) &&
+		(args = distance_args(db.distance, cat)) != NIL)
+	{
+		FuncExpr   *within;
+		Node	   *radius = radius_of_bound(&db);
+
+		within = makeFuncExpr(cat->within_fn, BOOLOID,
+							  list_make3(rewrite_mutator(linitial(args), context),
+										 rewrite_mutator(lsecond(args), context),
+										 rewrite_mutator(radius, context)),
+							  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+		within->location = ((OpExpr *) node)->location;
+		return (Node *) within;
+	}
+
+	return expression_tree_mutator(node, rewrite_mutator, context);
+}
+
+static Node *
+rewrite_quals(Node *quals, const NdCatalog **cat)
+{
+	if (quals == NULL || !has_candidate_walker(quals, NULL))
+		return quals;
+	if (*cat == NULL)
+		*cat = nd_catalog();
+	if (!(*cat)->installed)
+		return quals;
+	return rewrite_mutator(quals, (void *) *cat);
+}
+
+/* WHERE and JOIN/ON quals, at every level of the join tree. */
+static void
+rewrite_jointree(Node *jtnode, const NdCatalog **cat)
+{
+	ListCell   *lc;
+
+	if (jtnode == NULL)
+		return;
+	if (IsA(jtnode, FromExpr))
+	{
+		FromExpr   *f = (FromExpr *) jtnode;
+
+		f->quals = rewrite_quals(f->quals, cat);
+		foreach(lc, f->fromlist)
+			rewrite_jointree((Node *) lfirst(lc), cat);
+	}
+	else if (IsA(jtnode, JoinExpr))
+	{
+		JoinExpr   *j = (JoinExpr *) jtnode;
+
+		j->quals = rewrite_quals(j->quals, cat);
+		rewrite_jointree(j->larg, cat);
+		rewrite_jointree(j->rarg, cat);
+	}
+	/* RangeTblRef: nothing to do */
+}
+
+static void
+nd_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
+					 RelOptInfo *rel)
+{
+	/*
+	 * Only base relations are built before the quals are distributed.  The
+	 * planner's internal uses of get_relation_info (plan_create_index_workers
+	 * and plan_cluster_use_sort) build a query without a join tree.
+	 */
+	if (rel->reloptkind == RELOPT_BASEREL &&
+		root->parse != NULL && root->parse->jointree != NULL)
+	{
+		const NdCatalog *cat = NULL;
+
+		rewrite_jointree((Node *) root->parse->jointree, &cat);
+	}
+
+	if (prev_get_relation_info_hook)
+		prev_get_relation_info_hook(root, relationObjectId, inhparent, rel);
+}
+
+void
+nd_radius_rewrite_init(void)
+{
+	prev_get_relation_info_hook = get_relation_info_hook;
+	get_relation_info_hook = nd_get_relation_info;
+}
