@@ -484,6 +484,110 @@ CREATE AGGREGATE @extschema@.simhash_agg(feature pg_catalog.text) (
 
 -- ===== section: index gist (src/index/gist_hamming.c) =====
 
+/*
+ * GiST over simhash64: exact radius search (sh <@ hamming_ball(q, r)),
+ * exact nearest neighbours (ORDER BY sh <~> q), and equality.  A key is the
+ * AND and the OR of the codes below it; the bits they fix give a lower
+ * bound of the distance to every one of them.  See doc/index-gist.md.
+ */
+CREATE TYPE @extschema@.simhash64_gist_key;
+
+CREATE FUNCTION @extschema@.simhash64_gist_key_in(pg_catalog.cstring)
+RETURNS @extschema@.simhash64_gist_key
+AS 'MODULE_PATHNAME', 'simhash64_gist_key_in'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash64_gist_key_out(@extschema@.simhash64_gist_key)
+RETURNS pg_catalog.cstring
+AS 'MODULE_PATHNAME', 'simhash64_gist_key_out'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- Internal to the index: prints as (AND,OR) in hex, cannot be typed in.
+CREATE TYPE @extschema@.simhash64_gist_key (
+    INPUT = @extschema@.simhash64_gist_key_in,
+    OUTPUT = @extschema@.simhash64_gist_key_out,
+    INTERNALLENGTH = 16,
+    ALIGNMENT = double,
+    STORAGE = plain
+);
+
+COMMENT ON TYPE @extschema@.simhash64_gist_key IS 'GiST key of simhash64_gist_ops: AND and OR of the codes below';
+
+CREATE FUNCTION @extschema@.gist_simhash64_consistent(pg_catalog.internal, @extschema@.simhash64,
+                                                      pg_catalog.int2, pg_catalog.oid, pg_catalog.internal)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'gist_simhash64_consistent'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gist_simhash64_distance(pg_catalog.internal, @extschema@.simhash64,
+                                                    pg_catalog.int2, pg_catalog.oid, pg_catalog.internal)
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'gist_simhash64_distance'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gist_simhash64_compress(pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'gist_simhash64_compress'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gist_simhash64_fetch(pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'gist_simhash64_fetch'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gist_simhash64_union(pg_catalog.internal, pg_catalog.internal)
+RETURNS @extschema@.simhash64_gist_key
+AS 'MODULE_PATHNAME', 'gist_simhash64_union'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gist_simhash64_same(@extschema@.simhash64_gist_key,
+                                                @extschema@.simhash64_gist_key, pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'gist_simhash64_same'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gist_simhash64_penalty(pg_catalog.internal, pg_catalog.internal,
+                                                   pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'gist_simhash64_penalty'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gist_simhash64_picksplit(pg_catalog.internal, pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'gist_simhash64_picksplit'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gist_simhash64_sortsupport(pg_catalog.internal)
+RETURNS pg_catalog.void
+AS 'MODULE_PATHNAME', 'gist_simhash64_sortsupport'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+/*
+ * Strategy numbers follow the core's GiST opclasses: 8 "contained by",
+ * 15 distance, 18 equality.  <~> returns int4, hence integer_ops; the
+ * distance function is exact at leaves, so nothing is rechecked.
+ */
+CREATE OPERATOR CLASS @extschema@.simhash64_gist_ops
+    DEFAULT FOR TYPE @extschema@.simhash64 USING gist AS
+    OPERATOR 8 @extschema@.<@ (@extschema@.simhash64, @extschema@.hamming_ball),
+    OPERATOR 15 @extschema@.<~> (@extschema@.simhash64, @extschema@.simhash64)
+        FOR ORDER BY pg_catalog.integer_ops,
+    OPERATOR 18 @extschema@.= (@extschema@.simhash64, @extschema@.simhash64),
+    FUNCTION 1 @extschema@.gist_simhash64_consistent(pg_catalog.internal, @extschema@.simhash64,
+                                                     pg_catalog.int2, pg_catalog.oid, pg_catalog.internal),
+    FUNCTION 2 @extschema@.gist_simhash64_union(pg_catalog.internal, pg_catalog.internal),
+    FUNCTION 3 @extschema@.gist_simhash64_compress(pg_catalog.internal),
+    FUNCTION 5 @extschema@.gist_simhash64_penalty(pg_catalog.internal, pg_catalog.internal,
+                                                  pg_catalog.internal),
+    FUNCTION 6 @extschema@.gist_simhash64_picksplit(pg_catalog.internal, pg_catalog.internal),
+    FUNCTION 7 @extschema@.gist_simhash64_same(@extschema@.simhash64_gist_key,
+                                               @extschema@.simhash64_gist_key, pg_catalog.internal),
+    FUNCTION 8 @extschema@.gist_simhash64_distance(pg_catalog.internal, @extschema@.simhash64,
+                                                   pg_catalog.int2, pg_catalog.oid, pg_catalog.internal),
+    FUNCTION 9 @extschema@.gist_simhash64_fetch(pg_catalog.internal),
+    FUNCTION 11 @extschema@.gist_simhash64_sortsupport(pg_catalog.internal),
+    STORAGE @extschema@.simhash64_gist_key;
+
 -- ===== end section: index gist =====
 
 -- ===== section: index gin (src/index/gin_permuted.c) =====
