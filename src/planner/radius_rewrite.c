@@ -30,6 +30,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -147,8 +148,8 @@ int4_const(int32 value)
 /*
  * The radius r with `d <= r` equivalent to the bound.  For `d < c` that is
  * c - 1, computed here for a constant; otherwise at run time, as
- * int4mi(int4larger(c, INT_MIN + 1), 1), which cannot overflow and is
- * negative (an empty ball) exactly when c <= 0.
+ * int4larger(c, INT_MIN + 1) - 1, which cannot overflow, is NULL when c is
+ * (as the comparison is), and negative (an empty ball) exactly when c <= 0.
  */
 static Node *
 radius_of_bound(const DistanceBound *db)
@@ -172,15 +173,26 @@ radius_of_bound(const DistanceBound *db)
 	if (!db->strict)
 		return db->bound;
 
-	return (Node *)
-		makeFuncExpr(F_INT4MI, INT4OID,
-					 list_make2(makeFuncExpr(F_INT4LARGER, INT4OID,
-											 list_make2(db->bound,
-														int4_const(PG_INT32_MIN + 1)),
-											 InvalidOid, InvalidOid,
-											 COERCE_EXPLICIT_CALL),
-								int4_const(1)),
-					 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	{
+		Oid			minus = OpernameGetOprid(list_make2(makeString("pg_catalog"),
+														makeString("-")),
+											 INT4OID, INT4OID);
+		Expr	   *floor;
+		OpExpr	   *r;
+
+		floor = (Expr *) makeFuncExpr(F_INT4LARGER, INT4OID,
+									  list_make2(db->bound,
+												 int4_const(PG_INT32_MIN + 1)),
+									  InvalidOid, InvalidOid,
+									  COERCE_EXPLICIT_CALL);
+		if (!OidIsValid(minus))
+			elog(ERROR, "operator pg_catalog.-(integer, integer) not found");
+		r = (OpExpr *) make_opclause(minus, INT4OID, false, floor,
+									 (Expr *) int4_const(1),
+									 InvalidOid, InvalidOid);
+		r->opfuncid = F_INT4MI;
+		return (Node *) r;
+	}
 }
 
 /* Cheap test, without catalog access: could this tree hold a rewrite? */
