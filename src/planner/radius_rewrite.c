@@ -18,9 +18,10 @@
  * JOIN/ON quals of parse->jointree into RestrictInfos.  Editing those quals
  * there is thus seen by everything that follows: index paths, parameterized
  * join paths, bitmap paths, selectivity.  Member relations of inheritance
- * trees and partitioned tables are built after deconstruct_jointree() and
- * are skipped; their parent (a base relation) has already triggered the
- * rewrite.
+ * trees, partitioned tables and UNION ALL are built later, from their
+ * parent's RestrictInfos: a table parent has triggered the rewrite already,
+ * a UNION ALL parent gets its restriction clauses rewritten when its first
+ * member table is built (rewrite_parent_restrictions).
  *
  * The rewrite is exact (within() is strict like the comparison it replaces,
  * and the distance is at least 0), and idempotent: its output contains no
@@ -35,6 +36,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/plancat.h"
+#include "optimizer/restrictinfo.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
@@ -279,22 +281,64 @@ rewrite_jointree(Node *jtnode, const NdCatalog **cat)
 	/* RangeTblRef: nothing to do */
 }
 
+/*
+ * Restriction clauses of an appendrel parent that is not itself a table
+ * (a flattened UNION ALL): no get_relation_info call preceded their
+ * distribution, so they still hold the original spelling when the first
+ * member table is built.  Its quals are copied from the parent's right
+ * after this hook, so replacing the parent's RestrictInfos here is in time.
+ * (Restriction clauses of a base relation are referenced from its
+ * baserestrictinfo only.)
+ */
+static void
+rewrite_parent_restrictions(PlannerInfo *root, RelOptInfo *rel)
+{
+	AppendRelInfo *appinfo;
+	RelOptInfo *parent;
+	const NdCatalog *cat = NULL;
+	ListCell   *lc;
+
+	if (root->append_rel_array == NULL ||
+		(appinfo = root->append_rel_array[rel->relid]) == NULL ||
+		appinfo->parent_relid >= root->simple_rel_array_size ||
+		(parent = root->simple_rel_array[appinfo->parent_relid]) == NULL)
+		return;
+
+	foreach(lc, parent->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Expr	   *clause;
+
+		clause = (Expr *) rewrite_quals((Node *) rinfo->clause, &cat);
+		if (clause == rinfo->clause)
+			continue;
+		lfirst(lc) = make_restrictinfo(root, clause,
+									   rinfo->is_pushed_down,
+									   rinfo->outerjoin_delayed,
+									   rinfo->pseudoconstant,
+									   rinfo->security_level,
+									   rinfo->required_relids,
+									   rinfo->outer_relids,
+									   rinfo->nullable_relids);
+	}
+}
+
 static void
 nd_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
 					 RelOptInfo *rel)
 {
+	const NdCatalog *cat = NULL;
+
 	/*
-	 * Only base relations are built before the quals are distributed.  The
+	 * Base relations are built before the quals are distributed.  The
 	 * planner's internal uses of get_relation_info (plan_create_index_workers
 	 * and plan_cluster_use_sort) build a query without a join tree.
 	 */
 	if (rel->reloptkind == RELOPT_BASEREL &&
 		root->parse != NULL && root->parse->jointree != NULL)
-	{
-		const NdCatalog *cat = NULL;
-
 		rewrite_jointree((Node *) root->parse->jointree, &cat);
-	}
+	else if (rel->reloptkind == RELOPT_OTHER_MEMBER_REL)
+		rewrite_parent_restrictions(root, rel);
 
 	if (prev_get_relation_info_hook)
 		prev_get_relation_info_hook(root, relationObjectId, inhparent, rel);
