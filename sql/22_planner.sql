@@ -149,10 +149,31 @@ EXPLAIN (COSTS OFF) EXECUTE nd_by_code(:'q');
 EXPLAIN (COSTS OFF) EXECUTE nd_by_code_radius(:'q', 4);
 EXECUTE nd_by_code(:'q');
 EXECUTE nd_by_code_radius(:'q', 4);
-EXECUTE nd_by_code_radius(:'q', -2147483648);
-SELECT id FROM nd_gin WHERE hamming_distance(sh, :'q') < 4 ORDER BY id;
+-- Bigint radii (as drivers send them) clamp into int4 at run time.
+PREPARE nd_le8(simhash64, bigint) AS SELECT count(*) FROM nd_gist WHERE sh <~> $1 <= $2;
+PREPARE nd_lt8(simhash64, bigint) AS SELECT count(*) FROM nd_gist WHERE $2 > sh <~> $1;
+PREPARE nd_lt4(simhash64, int) AS SELECT count(*) FROM nd_gin WHERE sh <~> $1 < $2;
+EXPLAIN (COSTS OFF) EXECUTE nd_le8(:'q', 3);
+EXPLAIN (COSTS OFF) EXECUTE nd_lt8(:'q', 4);
+-- Generic plans against counts of a spelling that is not rewritten.
+CREATE FUNCTION nd_exec(stmt text, q simhash64, r text) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    n bigint;
+BEGIN
+    EXECUTE format('EXECUTE %I(%L, %L)', stmt, q, r) INTO n;
+    RETURN n;
+END $$;
+SELECT r, nd_exec('nd_le8', :'q', r::text) AS le8, nd_exec('nd_lt8', :'q', r::text) AS lt8,
+       CASE WHEN r IS NULL OR r BETWEEN -2147483648 AND 2147483647
+            THEN nd_exec('nd_lt4', :'q', r::text) END AS lt4,
+       (SELECT count(*) FROM nd_gist WHERE (sh <~> :'q')::bigint <= r) AS le_truth,
+       (SELECT count(*) FROM nd_gist WHERE (sh <~> :'q')::bigint < r) AS lt_truth
+FROM unnest(ARRAY[NULL, -9223372036854775808, -2147483648, -1, 0, 1, 3, 4, 63, 64, 65,
+                  2147483647, 9223372036854775807]::bigint[]) r;
 RESET plan_cache_mode;
 DEALLOCATE ALL;
+DROP FUNCTION nd_exec(text, simhash64, text);
 
 --
 -- 3. Joins: a nested loop whose inner side is an index scan parameterized

@@ -107,10 +107,6 @@ match_upper_bound(Node *node, DistanceBound *db)
 	}
 	db->distance = (Node *) list_nth(op->args, dist_arg);
 	db->bound = (Node *) list_nth(op->args, 1 - dist_arg);
-
-	/* An int8 bound is only taken as a constant, clamped into int4. */
-	if (db->int8_bound && !IsA(db->bound, Const))
-		return false;
 	return true;
 }
 
@@ -147,11 +143,50 @@ int4_const(int32 value)
 					 Int32GetDatum(value), false, true);
 }
 
+static Const *
+int8_const(int64 value)
+{
+	return makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+					 Int64GetDatum(value), false, FLOAT8PASSBYVAL);
+}
+
+static Expr *
+call2(Oid funcid, Oid rettype, Node *a, Node *b)
+{
+	return (Expr *) makeFuncExpr(funcid, rettype, list_make2(a, b),
+								 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+}
+
+/* a - 1 with the built-in minus operator of a's type (int4 or int8) */
+static Node *
+minus_one(Expr *a, Oid type)
+{
+	Oid			minus = OpernameGetOprid(list_make2(makeString("pg_catalog"),
+													makeString("-")),
+										 type, type);
+	OpExpr	   *r;
+
+	if (!OidIsValid(minus))
+		elog(ERROR, "operator pg_catalog.- for type %u not found", type);
+	r = (OpExpr *) make_opclause(minus, type, false, a,
+								 (Expr *) (type == INT8OID ? int8_const(1) : int4_const(1)),
+								 InvalidOid, InvalidOid);
+	r->opfuncid = get_opcode(minus);
+	return (Node *) r;
+}
+
 /*
- * The radius r with `d <= r` equivalent to the bound.  For `d < c` that is
- * c - 1, computed here for a constant; otherwise at run time, as
- * int4larger(c, INT_MIN + 1) - 1, which cannot overflow, is NULL when c is
- * (as the comparison is), and negative (an empty ball) exactly when c <= 0.
+ * The int4 radius r with `d <= r` equivalent to the bound.  Constants are
+ * computed here: c - 1 for `d < c`, and int8 values clamped into int4.
+ * Otherwise the expression computes it at run time without overflow, and
+ * stays NULL when c is NULL (as the comparison is):
+ *
+ *	int4  d <= c:	c
+ *	int4  d < c:	int4larger(c, INT_MIN + 1) - 1
+ *	int8  d <= c:	int8larger(int8smaller(c, 64), -1)::int4
+ *	int8  d < c:	(int8larger(int8smaller(c, 65), 0) - 1)::int4
+ *
+ * (0 <= d <= 64, so clamping the bound into [-1, 64] changes no answer.)
  */
 static Node *
 radius_of_bound(const DistanceBound *db)
@@ -172,28 +207,28 @@ radius_of_bound(const DistanceBound *db)
 		return db->bound;
 	}
 
-	if (!db->strict)
-		return db->bound;
-
+	if (!db->int8_bound)
 	{
-		Oid			minus = OpernameGetOprid(list_make2(makeString("pg_catalog"),
-														makeString("-")),
-											 INT4OID, INT4OID);
-		Expr	   *floor;
-		OpExpr	   *r;
+		if (!db->strict)
+			return db->bound;
+		return minus_one(call2(F_INT4LARGER, INT4OID, db->bound,
+							   (Node *) int4_const(PG_INT32_MIN + 1)),
+						 INT4OID);
+	}
+	else
+	{
+		Node	   *clamped;
 
-		floor = (Expr *) makeFuncExpr(F_INT4LARGER, INT4OID,
-									  list_make2(db->bound,
-												 int4_const(PG_INT32_MIN + 1)),
-									  InvalidOid, InvalidOid,
-									  COERCE_EXPLICIT_CALL);
-		if (!OidIsValid(minus))
-			elog(ERROR, "operator pg_catalog.-(integer, integer) not found");
-		r = (OpExpr *) make_opclause(minus, INT4OID, false, floor,
-									 (Expr *) int4_const(1),
-									 InvalidOid, InvalidOid);
-		r->opfuncid = F_INT4MI;
-		return (Node *) r;
+		clamped = (Node *)
+			call2(F_INT8LARGER, INT8OID,
+				  (Node *) call2(F_INT8SMALLER, INT8OID, db->bound,
+								 (Node *) int8_const(db->strict ? 65 : 64)),
+				  (Node *) int8_const(db->strict ? 0 : -1));
+		if (db->strict)
+			clamped = minus_one((Expr *) clamped, INT8OID);
+		return (Node *) makeFuncExpr(F_INT4_INT8, INT4OID, list_make1(clamped),
+									 InvalidOid, InvalidOid,
+									 COERCE_EXPLICIT_CAST);
 	}
 }
 
