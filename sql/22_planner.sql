@@ -135,6 +135,17 @@ SELECT count(*) FROM nd_gist WHERE sh <~> (sh::bigint # 1)::simhash64 <= 3;
 EXPLAIN (COSTS OFF)
 SELECT id FROM nd_gist WHERE sh <~> :'q' <= (random() * 0)::int + 3;
 
+-- An index on the distance itself still serves range conditions on it.
+CREATE TABLE nd_anchor (id int, sh simhash64);
+INSERT INTO nd_anchor SELECT id, sh FROM nd_gist;
+CREATE INDEX nd_anchor_d ON nd_anchor ((sh <~> 'a1d0c6e83f027327'));
+CREATE INDEX nd_anchor_sh ON nd_anchor USING gist (sh);
+ANALYZE nd_anchor;
+EXPLAIN (COSTS OFF) SELECT id FROM nd_anchor WHERE sh <~> 'a1d0c6e83f027327' <= 3;
+EXPLAIN (COSTS OFF) SELECT id FROM nd_anchor WHERE sh <~> '202cb962ad59074b' <= 3;
+SELECT * FROM nd_check('nd_anchor', 'sh <~> ' || quote_literal('a1d0c6e83f027327') || ' <= 3');
+DROP TABLE nd_anchor;
+
 --
 -- 2. Prepared statements: custom and generic plans.
 --

@@ -31,14 +31,24 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "optimizer/plancat.h"
 #include "optimizer/restrictinfo.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/syscache.h"
 
 #include "radius_planner.h"
 
@@ -246,10 +256,82 @@ has_candidate_walker(Node *node, void *context)
 	return expression_tree_walker(node, has_candidate_walker, context);
 }
 
+typedef struct RewriteContext
+{
+	PlannerInfo *root;
+	const NdCatalog *cat;		/* looked up at the first candidate */
+} RewriteContext;
+
+/*
+ * Is the distance itself the expression of an index on its table, as in
+ * CREATE INDEX ON t ((sh <~> 'anchor'))?  Then `sh <~> 'anchor' <= r` is
+ * a range condition on that index, and must keep its spelling.  Only
+ * expression indexes are opened, and only for candidate clauses.
+ */
+static bool
+distance_is_indexed(PlannerInfo *root, Node *distance)
+{
+	Relids		varnos = pull_varnos(root, distance);
+	int			rti;
+	RangeTblEntry *rte;
+	Relation	rel;
+	Node	   *key;
+	ListCell   *lc;
+	bool		found = false;
+
+	if (!bms_get_singleton_member(varnos, &rti) ||
+		rti > list_length(root->parse->rtable))
+		return false;
+	rte = rt_fetch(rti, root->parse->rtable);
+	if (rte->rtekind != RTE_RELATION)
+		return false;
+
+	/* Index expressions use varno 1. */
+	key = copyObject(distance);
+	if (rti != 1)
+		ChangeVarNodes(key, rti, 1, 0);
+
+	/* The planner holds a lock on every relation of the query already. */
+	rel = table_open(rte->relid, NoLock);
+	foreach(lc, RelationGetIndexList(rel))
+	{
+		Oid			indexoid = lfirst_oid(lc);
+		HeapTuple	tup;
+		bool		has_exprs;
+		Relation	index;
+		ListCell   *le;
+
+		tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+		if (!HeapTupleIsValid(tup))
+			continue;
+		has_exprs = !heap_attisnull(tup, Anum_pg_index_indexprs, NULL);
+		ReleaseSysCache(tup);
+		if (!has_exprs)
+			continue;
+
+		/* As get_relation_info() will lock it, and keep the lock. */
+		index = index_open(indexoid, rte->rellockmode);
+		foreach(le, RelationGetIndexExpressions(index))
+		{
+			Node	   *expr = (Node *) lfirst(le);
+
+			while (IsA(expr, RelabelType))
+				expr = (Node *) ((RelabelType *) expr)->arg;
+			if (equal(expr, key))
+				found = true;
+		}
+		index_close(index, NoLock);
+		if (found)
+			break;
+	}
+	table_close(rel, NoLock);
+	return found;
+}
+
 static Node *
 rewrite_mutator(Node *node, void *context)
 {
-	const NdCatalog *cat = (const NdCatalog *) context;
+	RewriteContext *cxt = (RewriteContext *) context;
 	DistanceBound db;
 	List	   *args;
 
@@ -260,12 +342,13 @@ rewrite_mutator(Node *node, void *context)
 		return node;
 
 	if (match_upper_bound(node, &db) &&
-		(args = distance_args(db.distance, cat)) != NIL)
+		(args = distance_args(db.distance, cxt->cat)) != NIL &&
+		!distance_is_indexed(cxt->root, db.distance))
 	{
 		FuncExpr   *within;
 		Node	   *radius = radius_of_bound(&db);
 
-		within = makeFuncExpr(cat->within_fn, BOOLOID,
+		within = makeFuncExpr(cxt->cat->within_fn, BOOLOID,
 							  list_make3(rewrite_mutator(linitial(args), context),
 										 rewrite_mutator(lsecond(args), context),
 										 rewrite_mutator(radius, context)),
@@ -278,20 +361,20 @@ rewrite_mutator(Node *node, void *context)
 }
 
 static Node *
-rewrite_quals(Node *quals, const NdCatalog **cat)
+rewrite_quals(Node *quals, RewriteContext *cxt)
 {
 	if (quals == NULL || !has_candidate_walker(quals, NULL))
 		return quals;
-	if (*cat == NULL)
-		*cat = nd_catalog();
-	if (!(*cat)->installed)
+	if (cxt->cat == NULL)
+		cxt->cat = nd_catalog();
+	if (!cxt->cat->installed)
 		return quals;
-	return rewrite_mutator(quals, (void *) *cat);
+	return rewrite_mutator(quals, (void *) cxt);
 }
 
 /* WHERE and JOIN/ON quals, at every level of the join tree. */
 static void
-rewrite_jointree(Node *jtnode, const NdCatalog **cat)
+rewrite_jointree(Node *jtnode, RewriteContext *cxt)
 {
 	ListCell   *lc;
 
@@ -301,17 +384,17 @@ rewrite_jointree(Node *jtnode, const NdCatalog **cat)
 	{
 		FromExpr   *f = (FromExpr *) jtnode;
 
-		f->quals = rewrite_quals(f->quals, cat);
+		f->quals = rewrite_quals(f->quals, cxt);
 		foreach(lc, f->fromlist)
-			rewrite_jointree((Node *) lfirst(lc), cat);
+			rewrite_jointree((Node *) lfirst(lc), cxt);
 	}
 	else if (IsA(jtnode, JoinExpr))
 	{
 		JoinExpr   *j = (JoinExpr *) jtnode;
 
-		j->quals = rewrite_quals(j->quals, cat);
-		rewrite_jointree(j->larg, cat);
-		rewrite_jointree(j->rarg, cat);
+		j->quals = rewrite_quals(j->quals, cxt);
+		rewrite_jointree(j->larg, cxt);
+		rewrite_jointree(j->rarg, cxt);
 	}
 	/* RangeTblRef: nothing to do */
 }
@@ -330,7 +413,7 @@ rewrite_parent_restrictions(PlannerInfo *root, RelOptInfo *rel)
 {
 	AppendRelInfo *appinfo;
 	RelOptInfo *parent;
-	const NdCatalog *cat = NULL;
+	RewriteContext cxt = {root, NULL};
 	ListCell   *lc;
 
 	if (root->append_rel_array == NULL ||
@@ -344,7 +427,7 @@ rewrite_parent_restrictions(PlannerInfo *root, RelOptInfo *rel)
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 		Expr	   *clause;
 
-		clause = (Expr *) rewrite_quals((Node *) rinfo->clause, &cat);
+		clause = (Expr *) rewrite_quals((Node *) rinfo->clause, &cxt);
 		if (clause == rinfo->clause)
 			continue;
 		lfirst(lc) = make_restrictinfo(root, clause,
@@ -362,7 +445,7 @@ static void
 nd_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
 					 RelOptInfo *rel)
 {
-	const NdCatalog *cat = NULL;
+	RewriteContext cxt = {root, NULL};
 
 	/*
 	 * Base relations are built before the quals are distributed.  The
@@ -371,7 +454,7 @@ nd_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
 	 */
 	if (rel->reloptkind == RELOPT_BASEREL &&
 		root->parse != NULL && root->parse->jointree != NULL)
-		rewrite_jointree((Node *) root->parse->jointree, &cat);
+		rewrite_jointree((Node *) root->parse->jointree, &cxt);
 	else if (rel->reloptkind == RELOPT_OTHER_MEMBER_REL)
 		rewrite_parent_restrictions(root, rel);
 
