@@ -593,37 +593,14 @@ CREATE OPERATOR CLASS @extschema@.simhash64_gist_ops
 -- ===== section: index gin (src/index/gin_permuted.c) =====
 
 /*
- * GIN: exact Hamming radius search, sh <@ hamming_ball(q, r), with permuted
- * tables (see doc/index-gin.md).  Each row is stored once per block of its
- * fingerprint; the key type is the fingerprint as one such table stores it.
+ * GIN: Hamming radius search, sh <@ hamming_ball(q, r), with permuted tables
+ * (doc/index-gin.md).  Each row is stored once per block of its fingerprint,
+ * as a simhash64-sized key: the block number, then the fingerprint rotated
+ * so that the block leads.  The query arguments of extractQuery and
+ * (tri)consistent are declared as simhash64, as amvalidate() expects; at run
+ * time they receive the operator's right operand: a hamming_ball for <@, a
+ * simhash64 for =.
  */
-CREATE TYPE @extschema@.simhash64_gin_key;
-
-CREATE FUNCTION @extschema@.simhash64_gin_key_in(pg_catalog.cstring)
-RETURNS @extschema@.simhash64_gin_key
-AS 'MODULE_PATHNAME', 'simhash64_gin_key_in'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-
-CREATE FUNCTION @extschema@.simhash64_gin_key_out(@extschema@.simhash64_gin_key)
-RETURNS pg_catalog.cstring
-AS 'MODULE_PATHNAME', 'simhash64_gin_key_out'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-
-CREATE TYPE @extschema@.simhash64_gin_key (
-    INPUT = @extschema@.simhash64_gin_key_in,
-    OUTPUT = @extschema@.simhash64_gin_key_out,
-    INTERNALLENGTH = 16,
-    ALIGNMENT = double,
-    STORAGE = plain
-);
-
-COMMENT ON TYPE @extschema@.simhash64_gin_key IS 'GIN index key of simhash64_gin_ops: (table, rotated fingerprint)';
-
-CREATE FUNCTION @extschema@.simhash64_gin_key_cmp(@extschema@.simhash64_gin_key, @extschema@.simhash64_gin_key)
-RETURNS pg_catalog.int4
-AS 'MODULE_PATHNAME', 'simhash64_gin_key_cmp'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-
 CREATE FUNCTION @extschema@.simhash64_gin_extract_value(@extschema@.simhash64, pg_catalog.internal, pg_catalog.internal)
 RETURNS pg_catalog.internal
 AS 'MODULE_PATHNAME', 'simhash64_gin_extract_value'
@@ -643,7 +620,7 @@ RETURNS pg_catalog.bool
 AS 'MODULE_PATHNAME', 'simhash64_gin_consistent'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-CREATE FUNCTION @extschema@.simhash64_gin_compare_partial(@extschema@.simhash64_gin_key, @extschema@.simhash64_gin_key,
+CREATE FUNCTION @extschema@.simhash64_gin_compare_partial(@extschema@.simhash64, @extschema@.simhash64,
                                                           pg_catalog.int2, pg_catalog.internal)
 RETURNS pg_catalog.int4
 AS 'MODULE_PATHNAME', 'simhash64_gin_compare_partial'
@@ -661,14 +638,13 @@ RETURNS pg_catalog.void
 AS 'MODULE_PATHNAME', 'simhash64_gin_options'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
--- The query arguments of extractQuery and (tri)consistent are declared as
--- the indexed type, as amvalidate() expects; at run time they get the
--- right operand of the operator: a hamming_ball for <@, a simhash64 for =.
+-- Keys are ordered by simhash64_cmp (unsigned), which keeps each table, and
+-- each block value within it, one contiguous range of keys.
 CREATE OPERATOR CLASS @extschema@.simhash64_gin_ops
     DEFAULT FOR TYPE @extschema@.simhash64 USING gin AS
     OPERATOR 1 @extschema@.<@ (@extschema@.simhash64, @extschema@.hamming_ball),
     OPERATOR 2 @extschema@.= (@extschema@.simhash64, @extschema@.simhash64),
-    FUNCTION 1 @extschema@.simhash64_gin_key_cmp(@extschema@.simhash64_gin_key, @extschema@.simhash64_gin_key),
+    FUNCTION 1 @extschema@.simhash64_cmp(@extschema@.simhash64, @extschema@.simhash64),
     FUNCTION 2 @extschema@.simhash64_gin_extract_value(@extschema@.simhash64, pg_catalog.internal, pg_catalog.internal),
     FUNCTION 3 @extschema@.simhash64_gin_extract_query(@extschema@.simhash64, pg_catalog.internal, pg_catalog.int2,
                                                        pg_catalog.internal, pg_catalog.internal,
@@ -676,14 +652,12 @@ CREATE OPERATOR CLASS @extschema@.simhash64_gin_ops
     FUNCTION 4 @extschema@.simhash64_gin_consistent(pg_catalog.internal, pg_catalog.int2, @extschema@.simhash64,
                                                     pg_catalog.int4, pg_catalog.internal, pg_catalog.internal,
                                                     pg_catalog.internal, pg_catalog.internal),
-    FUNCTION 5 @extschema@.simhash64_gin_compare_partial(@extschema@.simhash64_gin_key, @extschema@.simhash64_gin_key,
+    FUNCTION 5 @extschema@.simhash64_gin_compare_partial(@extschema@.simhash64, @extschema@.simhash64,
                                                          pg_catalog.int2, pg_catalog.internal),
     FUNCTION 6 @extschema@.simhash64_gin_triconsistent(pg_catalog.internal, pg_catalog.int2, @extschema@.simhash64,
                                                        pg_catalog.int4, pg_catalog.internal, pg_catalog.internal,
                                                        pg_catalog.internal),
-    FUNCTION 7 @extschema@.simhash64_gin_options(pg_catalog.internal),
-    STORAGE @extschema@.simhash64_gin_key;
-
+    FUNCTION 7 @extschema@.simhash64_gin_options(pg_catalog.internal);
 
 -- ===== end section: index gin =====
 

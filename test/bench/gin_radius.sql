@@ -8,6 +8,7 @@
 --   seqq      number of query codes per radius for the sequential scan
 --   radii     e.g. '0,1,2,3,4'
 --   blocks    the values of the `blocks` option to compare, e.g. '4,5,6'
+--   opclasses GIN operator classes to compare (default simhash64_gin_ops)
 --   inserts   rows per insert-throughput run (0 skips it)
 \set QUIET on
 \pset footer off
@@ -50,7 +51,8 @@ FROM generate_series(1, :queries) n
 JOIN doc d ON d.id = 9 * n * (:rows / :queries / 10) + n % 2;
 
 CREATE TABLE radii AS SELECT unnest(string_to_array(:'radii', ','))::int AS r;
-CREATE TABLE blocks AS SELECT unnest(string_to_array(:'blocks', ','))::int AS b;
+CREATE TABLE configs AS
+SELECT o, b::int FROM unnest(string_to_array(:'opclasses', ',')) o, unnest(string_to_array(:'blocks', ',')) b;
 
 CREATE FUNCTION pg_temp.ms(t0 timestamptz) RETURNS float8
 LANGUAGE sql AS $$ SELECT extract(epoch FROM clock_timestamp() - t0) * 1000 $$;
@@ -93,11 +95,11 @@ BEGIN
     RETURN pg_temp.ms(t0);
 END $$;
 
-CREATE TABLE lat (blocks int, r int, method text, n int, ms float8, hits bigint);
+CREATE TABLE lat (config text, r int, method text, n int, ms float8, hits bigint);
 CREATE TABLE build (what text, ms float8, bytes bigint, nrows bigint);
 
 -- Baseline: sequential scan, once per radius.
-INSERT INTO lat SELECT 0, r, 'seq', n, t.ms, t.hits
+INSERT INTO lat SELECT '', r, 'seq', n, t.ms, t.hits
 FROM radii, LATERAL (SELECT row_number() OVER () AS n, * FROM pg_temp.time_seq(r, :seqq)) t;
 
 -- btree on the same column, for size and build time.
@@ -108,24 +110,24 @@ DROP INDEX doc_bt;
 
 -- Each `blocks` value: build, size, latencies; the results must equal the
 -- sequential scan's.
-CREATE FUNCTION pg_temp.bench_blocks(b int, nq int) RETURNS void
+CREATE FUNCTION pg_temp.bench_config(o text, b int, nq int) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
     rr int;
 BEGIN
-    INSERT INTO build SELECT 'gin blocks=' || b,
-           pg_temp.run_ms(format('CREATE INDEX doc_gin ON doc USING gin (sh simhash64_gin_ops (blocks = %s))', b));
+    INSERT INTO build SELECT format('gin %s blocks=%s', o, b),
+           pg_temp.run_ms(format('CREATE INDEX doc_gin ON doc USING gin (sh %s (blocks = %s))', o, b));
     UPDATE build SET bytes = pg_relation_size('doc_gin'), nrows = (SELECT count(*) FROM doc)
-    WHERE what = 'gin blocks=' || b;
+    WHERE what = format('gin %s blocks=%s', o, b);
     FOR rr IN SELECT r FROM radii ORDER BY r LOOP
-        INSERT INTO lat SELECT b, rr, 'gin', n, t.ms, t.hits
+        INSERT INTO lat SELECT format('%s blocks=%s', o, b), rr, 'gin', n, t.ms, t.hits
         FROM (SELECT row_number() OVER () AS n, * FROM pg_temp.time_index(rr, nq)) t;
     END LOOP;
     DROP INDEX doc_gin;
 END $$;
 
 \o /dev/null
-SELECT pg_temp.bench_blocks(b, :queries) FROM blocks ORDER BY b;
+SELECT pg_temp.bench_config(o, b, :queries) FROM configs ORDER BY o, b;
 \o
 
 \echo
@@ -137,7 +139,7 @@ SELECT what, nrows AS rows, round(ms::numeric / 1000, 1) AS build_s,
 FROM build ORDER BY what = 'btree' DESC, what;
 
 \echo 'Radius query latency, median over the queries (seq scan: median over its queries):'
-SELECT g.blocks, g.r,
+SELECT g.config, g.r,
        count(*) AS queries,
        round(avg(g.hits)::numeric, 1) AS avg_found,
        round((percentile_cont(0.5) WITHIN GROUP (ORDER BY g.ms))::numeric, 3) AS gin_median_ms,
@@ -148,10 +150,10 @@ FROM lat g
 JOIN (SELECT r, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS med FROM lat WHERE method = 'seq' GROUP BY r) s
   ON s.r = g.r
 WHERE g.method = 'gin'
-GROUP BY g.blocks, g.r ORDER BY g.blocks, g.r;
+GROUP BY g.config, g.r ORDER BY g.config, g.r;
 
 \echo 'Index and sequential scan disagree on (must be empty):'
-SELECT g.blocks, g.r, g.n, g.hits AS gin, s.hits AS seq
+SELECT g.config, g.r, g.n, g.hits AS gin, s.hits AS seq
 FROM lat g JOIN lat s ON s.method = 'seq' AND s.r = g.r AND s.n = g.n
 WHERE g.method = 'gin' AND g.hits <> s.hits;
 

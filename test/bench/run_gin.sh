@@ -21,5 +21,5 @@ export ND_PG_OPTS=${ND_PG_OPTS:-"shared_buffers=1GB maintenance_work_mem=64MB"}
 
 nd_in_cluster psql -X -q -v ON_ERROR_STOP=1 \
 	-v rows="${ROWS:-1000000}" -v queries="${QUERIES:-500}" -v seqq="${SEQQ:-15}" \
-	-v radii="${RADII:-0,1,2,3,4}" -v blocks="${BLOCKS:-4,5,6}" -v inserts="${INSERTS:-50000}" \
+	-v radii="${RADII:-0,1,2,3,4}" -v blocks="${BLOCKS:-4,5,6}" -v opclasses="${OPCLASSES:-simhash64_gin_ops}" -v inserts="${INSERTS:-50000}" \
 	-f "$ROOT/test/bench/gin_radius.sql" 2>&1 | grep -v '^Dropping cluster'
