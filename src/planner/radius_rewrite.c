@@ -242,20 +242,6 @@ radius_of_bound(const DistanceBound *db)
 	}
 }
 
-/* Cheap test, without catalog access: could this tree hold a rewrite? */
-static bool
-has_candidate_walker(Node *node, void *context)
-{
-	DistanceBound db;
-
-	if (node == NULL || IsA(node, Query))
-		return false;
-	if (match_upper_bound(node, &db) &&
-		(IsA(db.distance, FuncExpr) || IsA(db.distance, OpExpr)))
-		return true;
-	return expression_tree_walker(node, has_candidate_walker, context);
-}
-
 typedef struct RewriteContext
 {
 	PlannerInfo *root;
@@ -328,6 +314,39 @@ distance_is_indexed(PlannerInfo *root, Node *distance)
 	return found;
 }
 
+/*
+ * Should this node become within()?  A bound on a call of one of our
+ * distance functions, unless that call is itself indexed.  The catalog is
+ * read only once a candidate shows up.
+ */
+static bool
+rewritable(Node *node, RewriteContext *cxt, DistanceBound *db, List **args)
+{
+	if (!match_upper_bound(node, db) ||
+		!(IsA(db->distance, FuncExpr) || IsA(db->distance, OpExpr)))
+		return false;
+	if (cxt->cat == NULL)
+		cxt->cat = nd_catalog();
+	if (!cxt->cat->installed)
+		return false;
+	*args = distance_args(db->distance, cxt->cat);
+	return *args != NIL && !distance_is_indexed(cxt->root, db->distance);
+}
+
+/* Walk first, so that trees with nothing to rewrite are not copied. */
+static bool
+rewrite_needed_walker(Node *node, void *context)
+{
+	DistanceBound db;
+	List	   *args;
+
+	if (node == NULL || IsA(node, Query))
+		return false;
+	if (rewritable(node, (RewriteContext *) context, &db, &args))
+		return true;
+	return expression_tree_walker(node, rewrite_needed_walker, context);
+}
+
 static Node *
 rewrite_mutator(Node *node, void *context)
 {
@@ -341,9 +360,7 @@ rewrite_mutator(Node *node, void *context)
 	if (IsA(node, Query))
 		return node;
 
-	if (match_upper_bound(node, &db) &&
-		(args = distance_args(db.distance, cxt->cat)) != NIL &&
-		!distance_is_indexed(cxt->root, db.distance))
+	if (rewritable(node, cxt, &db, &args))
 	{
 		FuncExpr   *within;
 		Node	   *radius = radius_of_bound(&db);
@@ -363,13 +380,9 @@ rewrite_mutator(Node *node, void *context)
 static Node *
 rewrite_quals(Node *quals, RewriteContext *cxt)
 {
-	if (quals == NULL || !has_candidate_walker(quals, NULL))
+	if (quals == NULL || !rewrite_needed_walker(quals, cxt))
 		return quals;
-	if (cxt->cat == NULL)
-		cxt->cat = nd_catalog();
-	if (!cxt->cat->installed)
-		return quals;
-	return rewrite_mutator(quals, (void *) cxt);
+	return rewrite_mutator(quals, cxt);
 }
 
 /* WHERE and JOIN/ON quals, at every level of the join tree. */
