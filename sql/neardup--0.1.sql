@@ -484,12 +484,233 @@ CREATE AGGREGATE @extschema@.simhash_agg(feature pg_catalog.text) (
 
 -- ===== section: index gist (src/index/gist_hamming.c) =====
 
+/*
+ * GiST over simhash64: exact radius search (sh <@ hamming_ball(q, r)),
+ * exact nearest neighbours (ORDER BY sh <~> q), and equality.  A key is the
+ * AND and the OR of the codes below it; the bits they fix give a lower
+ * bound of the distance to every one of them.  See doc/index-gist.md.
+ */
+CREATE TYPE @extschema@.simhash64_gist_key;
+
+CREATE FUNCTION @extschema@.simhash64_gist_key_in(pg_catalog.cstring)
+RETURNS @extschema@.simhash64_gist_key
+AS 'MODULE_PATHNAME', 'simhash64_gist_key_in'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash64_gist_key_out(@extschema@.simhash64_gist_key)
+RETURNS pg_catalog.cstring
+AS 'MODULE_PATHNAME', 'simhash64_gist_key_out'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- Internal to the index: prints as (AND,OR) in hex, cannot be typed in.
+CREATE TYPE @extschema@.simhash64_gist_key (
+    INPUT = @extschema@.simhash64_gist_key_in,
+    OUTPUT = @extschema@.simhash64_gist_key_out,
+    INTERNALLENGTH = 16,
+    ALIGNMENT = double,
+    STORAGE = plain
+);
+
+COMMENT ON TYPE @extschema@.simhash64_gist_key IS 'GiST key of simhash64_gist_ops: AND and OR of the codes below';
+
+CREATE FUNCTION @extschema@.gist_simhash64_consistent(pg_catalog.internal, @extschema@.simhash64,
+                                                      pg_catalog.int2, pg_catalog.oid, pg_catalog.internal)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'gist_simhash64_consistent'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gist_simhash64_distance(pg_catalog.internal, @extschema@.simhash64,
+                                                    pg_catalog.int2, pg_catalog.oid, pg_catalog.internal)
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'gist_simhash64_distance'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gist_simhash64_compress(pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'gist_simhash64_compress'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gist_simhash64_fetch(pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'gist_simhash64_fetch'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gist_simhash64_union(pg_catalog.internal, pg_catalog.internal)
+RETURNS @extschema@.simhash64_gist_key
+AS 'MODULE_PATHNAME', 'gist_simhash64_union'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gist_simhash64_same(@extschema@.simhash64_gist_key,
+                                                @extschema@.simhash64_gist_key, pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'gist_simhash64_same'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gist_simhash64_penalty(pg_catalog.internal, pg_catalog.internal,
+                                                   pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'gist_simhash64_penalty'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gist_simhash64_picksplit(pg_catalog.internal, pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'gist_simhash64_picksplit'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.gist_simhash64_sortsupport(pg_catalog.internal)
+RETURNS pg_catalog.void
+AS 'MODULE_PATHNAME', 'gist_simhash64_sortsupport'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+/*
+ * Strategy numbers follow the core's GiST opclasses: 8 "contained by",
+ * 15 distance, 18 equality.  <~> returns int4, hence integer_ops; the
+ * distance function is exact at leaves, so nothing is rechecked.
+ */
+CREATE OPERATOR CLASS @extschema@.simhash64_gist_ops
+    DEFAULT FOR TYPE @extschema@.simhash64 USING gist AS
+    OPERATOR 8 @extschema@.<@ (@extschema@.simhash64, @extschema@.hamming_ball),
+    OPERATOR 15 @extschema@.<~> (@extschema@.simhash64, @extschema@.simhash64)
+        FOR ORDER BY pg_catalog.integer_ops,
+    OPERATOR 18 @extschema@.= (@extschema@.simhash64, @extschema@.simhash64),
+    FUNCTION 1 @extschema@.gist_simhash64_consistent(pg_catalog.internal, @extschema@.simhash64,
+                                                     pg_catalog.int2, pg_catalog.oid, pg_catalog.internal),
+    FUNCTION 2 @extschema@.gist_simhash64_union(pg_catalog.internal, pg_catalog.internal),
+    FUNCTION 3 @extschema@.gist_simhash64_compress(pg_catalog.internal),
+    FUNCTION 5 @extschema@.gist_simhash64_penalty(pg_catalog.internal, pg_catalog.internal,
+                                                  pg_catalog.internal),
+    FUNCTION 6 @extschema@.gist_simhash64_picksplit(pg_catalog.internal, pg_catalog.internal),
+    FUNCTION 7 @extschema@.gist_simhash64_same(@extschema@.simhash64_gist_key,
+                                               @extschema@.simhash64_gist_key, pg_catalog.internal),
+    FUNCTION 8 @extschema@.gist_simhash64_distance(pg_catalog.internal, @extschema@.simhash64,
+                                                   pg_catalog.int2, pg_catalog.oid, pg_catalog.internal),
+    FUNCTION 9 @extschema@.gist_simhash64_fetch(pg_catalog.internal),
+    FUNCTION 11 @extschema@.gist_simhash64_sortsupport(pg_catalog.internal),
+    STORAGE @extschema@.simhash64_gist_key;
+
 -- ===== end section: index gist =====
 
 -- ===== section: index gin (src/index/gin_permuted.c) =====
 
+/*
+ * GIN: Hamming radius search, sh <@ hamming_ball(q, r), with permuted tables
+ * (doc/index-gin.md).  Each row is stored once per block of its fingerprint,
+ * as a simhash64-sized key: the block number, then the fingerprint rotated
+ * so that the block leads.  The query arguments of extractQuery and
+ * (tri)consistent are declared as simhash64, as amvalidate() expects; at run
+ * time they receive the operator's right operand: a hamming_ball for <@, a
+ * simhash64 for =.
+ */
+CREATE FUNCTION @extschema@.simhash64_gin_extract_value(@extschema@.simhash64, pg_catalog.internal, pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'simhash64_gin_extract_value'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash64_gin_extract_query(@extschema@.simhash64, pg_catalog.internal, pg_catalog.int2,
+                                                        pg_catalog.internal, pg_catalog.internal,
+                                                        pg_catalog.internal, pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'simhash64_gin_extract_query'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash64_gin_consistent(pg_catalog.internal, pg_catalog.int2, @extschema@.simhash64,
+                                                     pg_catalog.int4, pg_catalog.internal, pg_catalog.internal,
+                                                     pg_catalog.internal, pg_catalog.internal)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'simhash64_gin_consistent'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash64_gin_compare_partial(@extschema@.simhash64, @extschema@.simhash64,
+                                                          pg_catalog.int2, pg_catalog.internal)
+RETURNS pg_catalog.int4
+AS 'MODULE_PATHNAME', 'simhash64_gin_compare_partial'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash64_gin_triconsistent(pg_catalog.internal, pg_catalog.int2, @extschema@.simhash64,
+                                                        pg_catalog.int4, pg_catalog.internal, pg_catalog.internal,
+                                                        pg_catalog.internal)
+RETURNS pg_catalog.char
+AS 'MODULE_PATHNAME', 'simhash64_gin_triconsistent'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash64_gin_options(pg_catalog.internal)
+RETURNS pg_catalog.void
+AS 'MODULE_PATHNAME', 'simhash64_gin_options'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- Keys are ordered by simhash64_cmp (unsigned), which keeps each table, and
+-- each block value within it, one contiguous range of keys.
+CREATE OPERATOR CLASS @extschema@.simhash64_gin_ops
+    DEFAULT FOR TYPE @extschema@.simhash64 USING gin AS
+    OPERATOR 1 @extschema@.<@ (@extschema@.simhash64, @extschema@.hamming_ball),
+    OPERATOR 2 @extschema@.= (@extschema@.simhash64, @extschema@.simhash64),
+    FUNCTION 1 @extschema@.simhash64_cmp(@extschema@.simhash64, @extschema@.simhash64),
+    FUNCTION 2 @extschema@.simhash64_gin_extract_value(@extschema@.simhash64, pg_catalog.internal, pg_catalog.internal),
+    FUNCTION 3 @extschema@.simhash64_gin_extract_query(@extschema@.simhash64, pg_catalog.internal, pg_catalog.int2,
+                                                       pg_catalog.internal, pg_catalog.internal,
+                                                       pg_catalog.internal, pg_catalog.internal),
+    FUNCTION 4 @extschema@.simhash64_gin_consistent(pg_catalog.internal, pg_catalog.int2, @extschema@.simhash64,
+                                                    pg_catalog.int4, pg_catalog.internal, pg_catalog.internal,
+                                                    pg_catalog.internal, pg_catalog.internal),
+    FUNCTION 5 @extschema@.simhash64_gin_compare_partial(@extschema@.simhash64, @extschema@.simhash64,
+                                                         pg_catalog.int2, pg_catalog.internal),
+    FUNCTION 6 @extschema@.simhash64_gin_triconsistent(pg_catalog.internal, pg_catalog.int2, @extschema@.simhash64,
+                                                       pg_catalog.int4, pg_catalog.internal, pg_catalog.internal,
+                                                       pg_catalog.internal),
+    FUNCTION 7 @extschema@.simhash64_gin_options(pg_catalog.internal);
+
 -- ===== end section: index gin =====
 
 -- ===== section: planner support (src/planner/) =====
+
+/*
+ * Radius search through indexes, for the spellings users write:
+ * `sh <~> q <= r`, `< r`, `r >= sh <~> q`, hamming_distance(sh, q) <= r.
+ * The planner hook in the library turns them into within(sh, q, r), whose
+ * support function makes `sh <@ hamming_ball(q, r)` index conditions and
+ * estimates selectivity.  See doc/planner.md.
+ */
+CREATE FUNCTION @extschema@.within_support(pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'within_support'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+ALTER FUNCTION @extschema@.within(@extschema@.simhash64, @extschema@.simhash64, pg_catalog.int4)
+    SUPPORT @extschema@.within_support;
+
+/*
+ * Answers no request: calling it loads the library, and with it the
+ * planner hook, before the first query that uses <~> is planned.
+ */
+CREATE FUNCTION @extschema@.hamming_support(pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'hamming_support'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+ALTER FUNCTION @extschema@.simhash64_hamming(@extschema@.simhash64, @extschema@.simhash64)
+    SUPPORT @extschema@.hamming_support;
+ALTER FUNCTION @extschema@.hamming_distance(@extschema@.simhash64, @extschema@.simhash64)
+    SUPPORT @extschema@.hamming_support;
+
+-- Estimators of the index operators: the same model as within().
+CREATE FUNCTION @extschema@.hamming_ball_restrict_sel(pg_catalog.internal, pg_catalog.oid,
+                                                      pg_catalog.internal, pg_catalog.int4)
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'hamming_ball_restrict_sel'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.hamming_ball_join_sel(pg_catalog.internal, pg_catalog.oid,
+                                                  pg_catalog.internal, pg_catalog.int2,
+                                                  pg_catalog.internal)
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'hamming_ball_join_sel'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+ALTER OPERATOR @extschema@.<@ (@extschema@.simhash64, @extschema@.hamming_ball)
+    SET (RESTRICT = @extschema@.hamming_ball_restrict_sel,
+         JOIN = @extschema@.hamming_ball_join_sel);
+ALTER OPERATOR @extschema@.@> (@extschema@.hamming_ball, @extschema@.simhash64)
+    SET (RESTRICT = @extschema@.hamming_ball_restrict_sel,
+         JOIN = @extschema@.hamming_ball_join_sel);
 
 -- ===== end section: planner support =====

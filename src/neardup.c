@@ -4,8 +4,8 @@
  *		Module entry point of the neardup extension.
  *
  * The SQL-facing code lives one concern per file (simhash64_type.c,
- * hamming.c, text_features.c, simhash_*.c); the server-free algorithmic
- * cores live in src/core/.
+ * hamming.c, text_features.c, simhash_*.c, index/, planner/); the
+ * server-free algorithmic cores live in src/core/.
  *
  *-------------------------------------------------------------------------
  */
@@ -13,4 +13,21 @@
 
 #include "fmgr.h"
 
+#include "planner/radius_planner.h"
+
 PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+/*
+ * Runs when the library is loaded: through shared_preload_libraries, or
+ * (no configuration needed) as soon as any of its functions is looked up,
+ * which the planner does for the support function of <~> before it builds
+ * the scans of a query that uses it.  Hooks chain to those installed
+ * before.
+ */
+void
+_PG_init(void)
+{
+	nd_radius_rewrite_init();
+}

@@ -1,0 +1,73 @@
+/*-------------------------------------------------------------------------
+ *
+ * radius_planner.h
+ *		Planner support for Hamming radius search.
+ *
+ * Users write `sh <~> q <= r`; indexes answer `sh <@ hamming_ball(q, r)`.
+ * The bridge has three parts, one file each:
+ *
+ *	radius_rewrite.c	 a get_relation_info hook that turns the natural
+ *						 spellings into within(sh, q, r) before the planner
+ *						 distributes the quals;
+ *	radius_support.c	 the support function of within(): index conditions
+ *						 and selectivity; and the support function of the
+ *						 distance functions, whose only job is to get this
+ *						 library loaded in time;
+ *	radius_selectivity.c the estimates, shared by within() and the
+ *						 <@ / @> operators.
+ *
+ * radius_catalog.c finds the extension's objects by name, once per backend
+ * (and again after any DDL that might have moved or dropped them).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef RADIUS_PLANNER_H
+#define RADIUS_PLANNER_H
+
+#include "postgres.h"
+
+#include "nodes/pathnodes.h"
+#include "utils/selfuncs.h"
+
+/*
+ * OIDs of the extension objects the planner code needs.  All are
+ * InvalidOid, and `installed` false, when the extension is not installed in
+ * the current database (the library can outlive DROP EXTENSION).
+ */
+typedef struct NdCatalog
+{
+	bool		installed;
+	Oid			namespace;		/* the extension's schema */
+	Oid			simhash64_type;
+	Oid			hamming_ball_type;
+	Oid			hamming_fn;		/* simhash64_hamming(), behind <~> */
+	Oid			distance_fn;	/* hamming_distance() */
+	Oid			within_fn;		/* within(simhash64, simhash64, int4) */
+	Oid			ball_fn;		/* hamming_ball(simhash64, int4) */
+	Oid			in_ball_op;		/* simhash64 <@ hamming_ball */
+	Oid			ball_has_op;	/* hamming_ball @> simhash64 */
+} NdCatalog;
+
+/* radius_catalog.c */
+extern const NdCatalog *nd_catalog(void);
+
+/* radius_rewrite.c */
+extern void nd_radius_rewrite_init(void);
+
+/* radius_selectivity.c */
+
+/* Radius assumed when it is not known at plan time (generic plans). */
+#define ND_DEFAULT_RADIUS	3
+
+/* Selectivity when two columns of the same row are compared. */
+#define ND_DEFAULT_PAIR_SEL 0.005
+
+extern double nd_binomial_within(int radius);
+extern Selectivity nd_radius_restriction_sel(PlannerInfo *root,
+											 Node *a, Node *b, Node *radius,
+											 int varRelid);
+extern Selectivity nd_radius_join_sel(PlannerInfo *root,
+									  Node *a, Node *b, Node *radius,
+									  SpecialJoinInfo *sjinfo);
+
+#endif							/* RADIUS_PLANNER_H */

@@ -1,0 +1,483 @@
+/*-------------------------------------------------------------------------
+ *
+ * radius_rewrite.c
+ *		Turn `d <= r` on a Hamming distance d into within(a, b, r) while the
+ *		planner still holds the quals in the query tree.
+ *
+ * Index matching (indxpath.c) only looks at the top operator or function of
+ * a clause, and the top of `sh <~> q <= 3` is the built-in int4le, which
+ * knows nothing of indexes on sh.  within(sh, q, 3) has a support function
+ * that produces the index condition `sh <@ hamming_ball(q, 3)` (see
+ * radius_support.c), so rewriting the clause into it makes every natural
+ * spelling indexable, as a restriction and as a join clause alike.
+ *
+ * The rewrite runs in get_relation_info_hook.  For the base relations of a
+ * query that hook is called from add_base_rels_to_query(), after expression
+ * preprocessing (constants folded, Params of custom plans substituted,
+ * NOT pushed down) and before deconstruct_jointree() turns the WHERE and
+ * JOIN/ON quals of parse->jointree into RestrictInfos.  Editing those quals
+ * there is thus seen by everything that follows: index paths, parameterized
+ * join paths, bitmap paths, selectivity.  Member relations of inheritance
+ * trees, partitioned tables and UNION ALL are built later, from their
+ * parent's RestrictInfos: a table parent has triggered the rewrite already,
+ * a UNION ALL parent gets its restriction clauses rewritten when its first
+ * member table is built (rewrite_parent_restrictions).
+ *
+ * The rewrite is exact (within() is strict like the comparison it replaces,
+ * and the distance is at least 0), and idempotent: its output contains no
+ * comparison it would rewrite again.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/plancat.h"
+#include "optimizer/restrictinfo.h"
+#include "parser/parsetree.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/syscache.h"
+
+#include "radius_planner.h"
+
+static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
+
+/* A distance bound: `distance <= bound` or `distance < bound`. */
+typedef struct DistanceBound
+{
+	Node	   *distance;
+	Node	   *bound;
+	bool		strict;			/* < rather than <= */
+	bool		int8_bound;		/* bound is int8 (int48le and friends) */
+} DistanceBound;
+
+static Oid
+opexpr_funcid(OpExpr *op)
+{
+	return OidIsValid(op->opfuncid) ? op->opfuncid : get_opcode(op->opno);
+}
+
+/*
+ * Is this an upper bound on an int4 value?  Matching the comparison by its
+ * function, not its operator, accepts exactly the built-in semantics
+ * whatever operator name leads there.
+ */
+static bool
+match_upper_bound(Node *node, DistanceBound *db)
+{
+	OpExpr	   *op;
+	int			dist_arg;
+
+	if (!IsA(node, OpExpr))
+		return false;
+	op = (OpExpr *) node;
+	if (list_length(op->args) != 2)
+		return false;
+
+	switch (opexpr_funcid(op))
+	{
+		case F_INT4LE:			/* d <= c */
+			dist_arg = 0, db->strict = false, db->int8_bound = false;
+			break;
+		case F_INT4LT:			/* d < c */
+			dist_arg = 0, db->strict = true, db->int8_bound = false;
+			break;
+		case F_INT4GE:			/* c >= d */
+			dist_arg = 1, db->strict = false, db->int8_bound = false;
+			break;
+		case F_INT4GT:			/* c > d */
+			dist_arg = 1, db->strict = true, db->int8_bound = false;
+			break;
+		case F_INT48LE:
+			dist_arg = 0, db->strict = false, db->int8_bound = true;
+			break;
+		case F_INT48LT:
+			dist_arg = 0, db->strict = true, db->int8_bound = true;
+			break;
+		case F_INT84GE:
+			dist_arg = 1, db->strict = false, db->int8_bound = true;
+			break;
+		case F_INT84GT:
+			dist_arg = 1, db->strict = true, db->int8_bound = true;
+			break;
+		default:
+			return false;
+	}
+	db->distance = (Node *) list_nth(op->args, dist_arg);
+	db->bound = (Node *) list_nth(op->args, 1 - dist_arg);
+	return true;
+}
+
+/* The two arguments of a call of one of our distance functions, or NIL. */
+static List *
+distance_args(Node *node, const NdCatalog *cat)
+{
+	Oid			funcid;
+	List	   *args;
+
+	if (IsA(node, FuncExpr))
+	{
+		funcid = ((FuncExpr *) node)->funcid;
+		args = ((FuncExpr *) node)->args;
+	}
+	else if (IsA(node, OpExpr))
+	{
+		funcid = opexpr_funcid((OpExpr *) node);
+		args = ((OpExpr *) node)->args;
+	}
+	else
+		return NIL;
+
+	if ((funcid != cat->hamming_fn && funcid != cat->distance_fn) ||
+		list_length(args) != 2)
+		return NIL;
+	return args;
+}
+
+static Const *
+int4_const(int32 value)
+{
+	return makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+					 Int32GetDatum(value), false, true);
+}
+
+static Const *
+int8_const(int64 value)
+{
+	return makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+					 Int64GetDatum(value), false, FLOAT8PASSBYVAL);
+}
+
+static Expr *
+call2(Oid funcid, Oid rettype, Node *a, Node *b)
+{
+	return (Expr *) makeFuncExpr(funcid, rettype, list_make2(a, b),
+								 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+}
+
+/* a - 1 with the built-in minus operator of a's type (int4 or int8) */
+static Node *
+minus_one(Expr *a, Oid type)
+{
+	Oid			minus = OpernameGetOprid(list_make2(makeString("pg_catalog"),
+													makeString("-")),
+										 type, type);
+	OpExpr	   *r;
+
+	if (!OidIsValid(minus))
+		elog(ERROR, "operator pg_catalog.- for type %u not found", type);
+	r = (OpExpr *) make_opclause(minus, type, false, a,
+								 (Expr *) (type == INT8OID ? int8_const(1) : int4_const(1)),
+								 InvalidOid, InvalidOid);
+	r->opfuncid = get_opcode(minus);
+	return (Node *) r;
+}
+
+/*
+ * The int4 radius r with `d <= r` equivalent to the bound.  Constants are
+ * computed here: c - 1 for `d < c`, and int8 values clamped into int4.
+ * Otherwise the expression computes it at run time without overflow, and
+ * stays NULL when c is NULL (as the comparison is):
+ *
+ *	int4  d <= c:	c
+ *	int4  d < c:	int4larger(c, INT_MIN + 1) - 1
+ *	int8  d <= c:	int8larger(int8smaller(c, 64), -1)::int4
+ *	int8  d < c:	(int8larger(int8smaller(c, 65), 0) - 1)::int4
+ *
+ * (0 <= d <= 64, so clamping the bound into [-1, 64] changes no answer.)
+ */
+static Node *
+radius_of_bound(const DistanceBound *db)
+{
+	if (IsA(db->bound, Const))
+	{
+		Const	   *c = (Const *) db->bound;
+		int64		v;
+
+		if (c->constisnull)
+			return (Node *) makeNullConst(INT4OID, -1, InvalidOid);
+		v = db->int8_bound ? DatumGetInt64(c->constvalue) :
+			DatumGetInt32(c->constvalue);
+		if (db->strict && v > PG_INT64_MIN)
+			v--;
+		if (db->int8_bound || db->strict)
+			return (Node *) int4_const((int32) Max(Min(v, PG_INT32_MAX), PG_INT32_MIN));
+		return db->bound;
+	}
+
+	if (!db->int8_bound)
+	{
+		if (!db->strict)
+			return db->bound;
+		return minus_one(call2(F_INT4LARGER, INT4OID, db->bound,
+							   (Node *) int4_const(PG_INT32_MIN + 1)),
+						 INT4OID);
+	}
+	else
+	{
+		Node	   *clamped;
+
+		clamped = (Node *)
+			call2(F_INT8LARGER, INT8OID,
+				  (Node *) call2(F_INT8SMALLER, INT8OID, db->bound,
+								 (Node *) int8_const(db->strict ? 65 : 64)),
+				  (Node *) int8_const(db->strict ? 0 : -1));
+		if (db->strict)
+			clamped = minus_one((Expr *) clamped, INT8OID);
+		return (Node *) makeFuncExpr(F_INT4_INT8, INT4OID, list_make1(clamped),
+									 InvalidOid, InvalidOid,
+									 COERCE_EXPLICIT_CAST);
+	}
+}
+
+typedef struct RewriteContext
+{
+	PlannerInfo *root;
+	const NdCatalog *cat;		/* looked up at the first candidate */
+} RewriteContext;
+
+/*
+ * Is the distance itself the expression of an index on its table, as in
+ * CREATE INDEX ON t ((sh <~> 'anchor'))?  Then `sh <~> 'anchor' <= r` is
+ * a range condition on that index, and must keep its spelling.  Only
+ * expression indexes are opened, and only for candidate clauses.
+ */
+static bool
+distance_is_indexed(PlannerInfo *root, Node *distance)
+{
+	Relids		varnos = pull_varnos(root, distance);
+	int			rti;
+	RangeTblEntry *rte;
+	Relation	rel;
+	Node	   *key;
+	ListCell   *lc;
+	bool		found = false;
+
+	if (!bms_get_singleton_member(varnos, &rti) ||
+		rti > list_length(root->parse->rtable))
+		return false;
+	rte = rt_fetch(rti, root->parse->rtable);
+	if (rte->rtekind != RTE_RELATION)
+		return false;
+
+	/* Index expressions use varno 1. */
+	key = copyObject(distance);
+	if (rti != 1)
+		ChangeVarNodes(key, rti, 1, 0);
+
+	/* The planner holds a lock on every relation of the query already. */
+	rel = table_open(rte->relid, NoLock);
+	foreach(lc, RelationGetIndexList(rel))
+	{
+		Oid			indexoid = lfirst_oid(lc);
+		HeapTuple	tup;
+		bool		has_exprs;
+		Relation	index;
+		ListCell   *le;
+
+		tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+		if (!HeapTupleIsValid(tup))
+			continue;
+		has_exprs = !heap_attisnull(tup, Anum_pg_index_indexprs, NULL);
+		ReleaseSysCache(tup);
+		if (!has_exprs)
+			continue;
+
+		/* As get_relation_info() will lock it, and keep the lock. */
+		index = index_open(indexoid, rte->rellockmode);
+		foreach(le, RelationGetIndexExpressions(index))
+		{
+			Node	   *expr = (Node *) lfirst(le);
+
+			while (IsA(expr, RelabelType))
+				expr = (Node *) ((RelabelType *) expr)->arg;
+			if (equal(expr, key))
+				found = true;
+		}
+		index_close(index, NoLock);
+		if (found)
+			break;
+	}
+	table_close(rel, NoLock);
+	return found;
+}
+
+/*
+ * Should this node become within()?  A bound on a call of one of our
+ * distance functions, unless that call is itself indexed.  The catalog is
+ * read only once a candidate shows up.
+ */
+static bool
+rewritable(Node *node, RewriteContext *cxt, DistanceBound *db, List **args)
+{
+	if (!match_upper_bound(node, db) ||
+		!(IsA(db->distance, FuncExpr) || IsA(db->distance, OpExpr)))
+		return false;
+	if (cxt->cat == NULL)
+		cxt->cat = nd_catalog();
+	if (!cxt->cat->installed)
+		return false;
+	*args = distance_args(db->distance, cxt->cat);
+	return *args != NIL && !distance_is_indexed(cxt->root, db->distance);
+}
+
+/* Walk first, so that trees with nothing to rewrite are not copied. */
+static bool
+rewrite_needed_walker(Node *node, void *context)
+{
+	DistanceBound db;
+	List	   *args;
+
+	if (node == NULL || IsA(node, Query))
+		return false;
+	if (rewritable(node, (RewriteContext *) context, &db, &args))
+		return true;
+	return expression_tree_walker(node, rewrite_needed_walker, context);
+}
+
+static Node *
+rewrite_mutator(Node *node, void *context)
+{
+	RewriteContext *cxt = (RewriteContext *) context;
+	DistanceBound db;
+	List	   *args;
+
+	if (node == NULL)
+		return NULL;
+	/* Subqueries are planned, and rewritten, on their own. */
+	if (IsA(node, Query))
+		return node;
+
+	if (rewritable(node, cxt, &db, &args))
+	{
+		FuncExpr   *within;
+		Node	   *radius = radius_of_bound(&db);
+
+		within = makeFuncExpr(cxt->cat->within_fn, BOOLOID,
+							  list_make3(rewrite_mutator(linitial(args), context),
+										 rewrite_mutator(lsecond(args), context),
+										 rewrite_mutator(radius, context)),
+							  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+		within->location = ((OpExpr *) node)->location;
+		return (Node *) within;
+	}
+
+	return expression_tree_mutator(node, rewrite_mutator, context);
+}
+
+static Node *
+rewrite_quals(Node *quals, RewriteContext *cxt)
+{
+	if (quals == NULL || !rewrite_needed_walker(quals, cxt))
+		return quals;
+	return rewrite_mutator(quals, cxt);
+}
+
+/* WHERE and JOIN/ON quals, at every level of the join tree. */
+static void
+rewrite_jointree(Node *jtnode, RewriteContext *cxt)
+{
+	ListCell   *lc;
+
+	if (jtnode == NULL)
+		return;
+	if (IsA(jtnode, FromExpr))
+	{
+		FromExpr   *f = (FromExpr *) jtnode;
+
+		f->quals = rewrite_quals(f->quals, cxt);
+		foreach(lc, f->fromlist)
+			rewrite_jointree((Node *) lfirst(lc), cxt);
+	}
+	else if (IsA(jtnode, JoinExpr))
+	{
+		JoinExpr   *j = (JoinExpr *) jtnode;
+
+		j->quals = rewrite_quals(j->quals, cxt);
+		rewrite_jointree(j->larg, cxt);
+		rewrite_jointree(j->rarg, cxt);
+	}
+	/* RangeTblRef: nothing to do */
+}
+
+/*
+ * Restriction clauses of an appendrel parent that is not itself a table
+ * (a flattened UNION ALL): no get_relation_info call preceded their
+ * distribution, so they still hold the original spelling when the first
+ * member table is built.  Its quals are copied from the parent's right
+ * after this hook, so replacing the parent's RestrictInfos here is in time.
+ * (Restriction clauses of a base relation are referenced from its
+ * baserestrictinfo only.)
+ */
+static void
+rewrite_parent_restrictions(PlannerInfo *root, RelOptInfo *rel)
+{
+	AppendRelInfo *appinfo;
+	RelOptInfo *parent;
+	RewriteContext cxt = {root, NULL};
+	ListCell   *lc;
+
+	if (root->append_rel_array == NULL ||
+		(appinfo = root->append_rel_array[rel->relid]) == NULL ||
+		appinfo->parent_relid >= root->simple_rel_array_size ||
+		(parent = root->simple_rel_array[appinfo->parent_relid]) == NULL)
+		return;
+
+	foreach(lc, parent->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Expr	   *clause;
+
+		clause = (Expr *) rewrite_quals((Node *) rinfo->clause, &cxt);
+		if (clause == rinfo->clause)
+			continue;
+		lfirst(lc) = make_restrictinfo(root, clause,
+									   rinfo->is_pushed_down,
+									   rinfo->outerjoin_delayed,
+									   rinfo->pseudoconstant,
+									   rinfo->security_level,
+									   rinfo->required_relids,
+									   rinfo->outer_relids,
+									   rinfo->nullable_relids);
+	}
+}
+
+static void
+nd_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
+					 RelOptInfo *rel)
+{
+	RewriteContext cxt = {root, NULL};
+
+	/*
+	 * Base relations are built before the quals are distributed.  The
+	 * planner's internal uses of get_relation_info (plan_create_index_workers
+	 * and plan_cluster_use_sort) build a query without a join tree.
+	 */
+	if (rel->reloptkind == RELOPT_BASEREL &&
+		root->parse != NULL && root->parse->jointree != NULL)
+		rewrite_jointree((Node *) root->parse->jointree, &cxt);
+	else if (rel->reloptkind == RELOPT_OTHER_MEMBER_REL)
+		rewrite_parent_restrictions(root, rel);
+
+	if (prev_get_relation_info_hook)
+		prev_get_relation_info_hook(root, relationObjectId, inhparent, rel);
+}
+
+void
+nd_radius_rewrite_init(void)
+{
+	prev_get_relation_info_hook = get_relation_info_hook;
+	get_relation_info_hook = nd_get_relation_info;
+}
