@@ -10,12 +10,14 @@ JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.de
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'neardup'
 ORDER BY p.proname, p.oid::regprocedure::text;
 
--- Nothing is left volatile or parallel-unsafe.
-SELECT count(*) AS not_immutable_or_unsafe
+-- Nothing is volatile or parallel-unsafe; only the selectivity estimators,
+-- which read statistics, are STABLE (as PostgreSQL's own eqsel is).
+SELECT p.oid::regprocedure AS not_immutable_or_unsafe, p.provolatile, p.proparallel
 FROM pg_proc p
 JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'neardup'
-WHERE p.provolatile <> 'i' OR p.proparallel <> 's';
+WHERE p.provolatile <> 'i' OR p.proparallel <> 's'
+ORDER BY 1::text;
 
 -- Every operator, with the properties the planner relies on.
 SELECT o.oid::regoperator AS operator, o.oprcom::regoperator AS commutator,
