@@ -17,7 +17,7 @@ FROM pg_proc p
 JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'neardup'
 WHERE p.provolatile <> 'i' OR p.proparallel <> 's'
-ORDER BY 1::text;
+ORDER BY p.oid::regprocedure::text;
 
 -- Every operator, with the properties the planner relies on.
 SELECT o.oid::regoperator AS operator, o.oprcom::regoperator AS commutator,
