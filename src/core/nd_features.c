@@ -247,30 +247,40 @@ sep_run(const uint8_t *p, size_t len)
 /*
  * Measures the ASCII word at p (letters and digits; *has_upper if it has
  * capitals) and the run of ASCII separators after it: *word_len, *sep_len.
- * Both come from one 16-byte window in the common case.
+ * Both come from one 16-byte window in the common case.  A word with
+ * capitals that fits in the first window is also stored, folded, at
+ * fold_to (16 bytes of room), and *folded says so.
  */
 static inline void
 scan_word(const uint8_t *p, size_t len, size_t *word_len, size_t *sep_len,
-		  bool *has_upper)
+		  bool *has_upper, uint8_t *fold_to, bool *folded)
 {
 	size_t		j = 0;
 	bool		upper = false;
+
+	*folded = false;
 
 #ifdef __SSE2__
 	while (j + 16 <= len)
 	{
 		__m128i		v = _mm_loadu_si128((const __m128i *) (p + j));
-		__m128i		folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
-		unsigned	letter = (unsigned) _mm_movemask_epi8(in_range(folded, 'a', 'z'));
+		__m128i		lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
+		unsigned	letter = (unsigned) _mm_movemask_epi8(in_range(lower, 'a', 'z'));
 		unsigned	alnum = letter | (unsigned) _mm_movemask_epi8(in_range(v, '0', '9'));
 
 		if (alnum != 0xFFFF)
 		{
 			unsigned	n = (unsigned) __builtin_ctz(~alnum);
-			unsigned	capital = letter & ~(unsigned) _mm_movemask_epi8(_mm_cmpeq_epi8(folded, v));
+			unsigned	capital = letter & ~(unsigned) _mm_movemask_epi8(_mm_cmpeq_epi8(lower, v));
 			unsigned	rest = (alnum | (unsigned) _mm_movemask_epi8(v)) >> n;
 
 			*has_upper = upper || (capital & ((1u << n) - 1)) != 0;
+			/* a short word with capitals: its folded form is at hand */
+			if (j == 0 && *has_upper)
+			{
+				_mm_storeu_si128((__m128i *) fold_to, lower);
+				*folded = true;
+			}
 			*word_len = j + n;
 			if (rest != 0)
 				*sep_len = (size_t) __builtin_ctz(rest);
@@ -278,7 +288,7 @@ scan_word(const uint8_t *p, size_t len, size_t *word_len, size_t *sep_len,
 				*sep_len = (16 - n) + sep_run(p + j + 16, len - j - 16);
 			return;
 		}
-		upper |= (letter & ~(unsigned) _mm_movemask_epi8(_mm_cmpeq_epi8(folded, v))) != 0;
+		upper |= (letter & ~(unsigned) _mm_movemask_epi8(_mm_cmpeq_epi8(lower, v))) != 0;
 		j += 16;
 	}
 #endif
@@ -293,15 +303,6 @@ scan_word(const uint8_t *p, size_t len, size_t *word_len, size_t *sep_len,
 	*has_upper = upper;
 	*word_len = j;
 	*sep_len = sep_run(p + j, len - j);
-}
-
-/* A whole token that needs no folding, hashed where it lies. */
-static inline void
-token_in_place(nd_shingler *s, const uint8_t *t, size_t n)
-{
-	if (s->token_sink)
-		s->token_sink(s->token_arg, t, n, true);
-	add_token_hash(s, hash_bytes(t, n, s->seed));
 }
 
 static inline void
@@ -399,6 +400,70 @@ add_codepoint(nd_shingler *s, uint32_t cp, const uint8_t *raw, int nraw)
 	}
 }
 
+/*
+ * The hot path of the word tokenizer: consumes ASCII words, each followed
+ * by ASCII separators within this piece, for as long as they come.  Such a
+ * word is hashed where it lies (or from a folded copy when it has
+ * capitals); the shingler's counters live in registers meanwhile.  Returns
+ * the bytes consumed, 0 when the text at p is not such a word.
+ */
+static size_t
+ascii_words(nd_shingler *s, const uint8_t *p, size_t len)
+{
+	const int	k = s->shingle;
+	const uint64_t seed = s->seed;
+	int			nwin = s->nwin;
+	uint64_t	ntokens = s->ntokens;
+	size_t		nout = s->nout;
+	size_t		i = 0;
+
+	while (i < len)
+	{
+		bool		upper,
+					folded;
+		size_t		n,
+					seps;
+		uint64_t	h;
+
+		scan_word(p + i, len - i, &n, &seps, &upper, s->tok, &folded);
+		if (n == 0 || seps == 0 || n > ND_TOKEN_BLOCK)
+			break;
+		if (s->token_sink)
+			break;				/* introspection takes the general path */
+		if (upper)
+		{
+			if (!folded)
+				for (size_t j = 0; j < n; j++)
+					s->tok[j] = ascii_word[p[i + j]];
+			h = hash_bytes(s->tok, n, seed);
+		}
+		else
+			h = hash_bytes(p + i, n, seed);
+
+		if (nwin == 2 * ND_SHINGLE_MAX)
+		{
+			memmove(s->win, s->win + nwin - (k - 1), (size_t) (k - 1) * sizeof(uint64_t));
+			nwin = k - 1;
+		}
+		s->win[nwin++] = to_le64(h);
+		if (++ntokens >= (uint64_t) k)
+		{
+			s->out[nout++] = hash_shingle(s->win + nwin - k, k, seed);
+			if (nout == ND_FEATURE_BATCH)
+			{
+				s->sink(s->sink_arg, s->out, nout);
+				s->nfeatures += nout;
+				nout = 0;
+			}
+		}
+		i += n + seps;
+	}
+	s->nwin = nwin;
+	s->ntokens = ntokens;
+	s->nout = nout;
+	return i;
+}
+
 /* Consumes as much of p[0..len) as forms whole UTF-8 sequences. */
 static size_t
 feed_bytes(nd_shingler *s, const uint8_t *p, size_t len)
@@ -417,29 +482,14 @@ feed_bytes(nd_shingler *s, const uint8_t *p, size_t len)
 			{
 				if (w)
 				{
-					/*
-					 * The hottest path: an ASCII word ending within this
-					 * piece is hashed in place, or from a folded copy when
-					 * it has capitals, and the separators after it skipped.
-					 */
+					/* the hottest path: a run of whole ASCII words */
 					if (!s->in_token)
 					{
-						bool		upper;
-						size_t		n,
-									seps;
+						size_t		used = ascii_words(s, p + i, len - i);
 
-						scan_word(p + i, len - i, &n, &seps, &upper);
-						if (seps > 0 && n <= ND_TOKEN_BLOCK)
+						if (used > 0)
 						{
-							if (upper)
-							{
-								for (size_t k = 0; k < n; k++)
-									s->tok[k] = ascii_word[p[i + k]];
-								token_in_place(s, s->tok, n);
-							}
-							else
-								token_in_place(s, p + i, n);
-							i += n + seps;
+							i += used;
 							continue;
 						}
 					}
