@@ -86,6 +86,23 @@ BEGIN
     END LOOP;
 END $$;
 
+-- Candidates the recheck removed (rows the index returned that are not in
+-- the ball), over the first nq queries.
+CREATE FUNCTION pg_temp.rechecked(rad int, nq int) RETURNS bigint
+LANGUAGE plpgsql SET enable_seqscan = off AS $$
+DECLARE
+    qq simhash64;
+    j json;
+    total bigint := 0;
+BEGIN
+    FOR qq IN SELECT q FROM qs WHERE n <= nq ORDER BY n LOOP
+        EXECUTE format('EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) '
+                       'SELECT count(*) FROM doc WHERE sh <@ hamming_ball(%L, %s)', qq, rad) INTO j;
+        total := total + coalesce((j -> 0 -> 'Plan' -> 'Plans' -> 0 ->> 'Rows Removed by Index Recheck')::bigint, 0);
+    END LOOP;
+    RETURN total;
+END $$;
+
 CREATE FUNCTION pg_temp.run_ms(sql text) RETURNS float8
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -97,6 +114,7 @@ END $$;
 
 CREATE TABLE lat (config text, r int, method text, n int, ms float8, hits bigint);
 CREATE TABLE build (what text, ms float8, bytes bigint, nrows bigint);
+CREATE TABLE rech (config text, r int, removed bigint);
 
 -- Baseline: sequential scan, once per radius.
 INSERT INTO lat SELECT '', r, 'seq', n, t.ms, t.hits
@@ -122,6 +140,7 @@ BEGIN
     FOR rr IN SELECT r FROM radii ORDER BY r LOOP
         INSERT INTO lat SELECT format('%s blocks=%s', o, b), rr, 'gin', n, t.ms, t.hits
         FROM (SELECT row_number() OVER () AS n, * FROM pg_temp.time_index(rr, nq)) t;
+        INSERT INTO rech SELECT format('%s blocks=%s', o, b), rr, pg_temp.rechecked(rr, nq);
     END LOOP;
     DROP INDEX doc_gin;
 END $$;
@@ -138,15 +157,18 @@ SELECT what, nrows AS rows, round(ms::numeric / 1000, 1) AS build_s,
        round(bytes::numeric / (SELECT bytes FROM build WHERE what = 'btree'), 2) AS size_vs_btree
 FROM build ORDER BY what = 'btree' DESC, what;
 
-\echo 'Radius query latency, median over the queries (seq scan: median over its queries):'
+\echo 'Radius query latency, median over the queries (seq scan: median over its queries);'
+\echo 'rechecked_out: rows the index returned that the recheck removed, over all queries:'
 SELECT g.config, g.r,
        count(*) AS queries,
        round(avg(g.hits)::numeric, 1) AS avg_found,
        round((percentile_cont(0.5) WITHIN GROUP (ORDER BY g.ms))::numeric, 3) AS gin_median_ms,
        round((percentile_cont(0.9) WITHIN GROUP (ORDER BY g.ms))::numeric, 3) AS gin_p90_ms,
        round(min(s.med)::numeric, 1) AS seq_median_ms,
-       round((min(s.med) / percentile_cont(0.5) WITHIN GROUP (ORDER BY g.ms))::numeric, 0) AS speedup
+       round((min(s.med) / percentile_cont(0.5) WITHIN GROUP (ORDER BY g.ms))::numeric, 0) AS speedup,
+       min(x.removed) AS rechecked_out
 FROM lat g
+JOIN rech x ON x.config = g.config AND x.r = g.r
 JOIN (SELECT r, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS med FROM lat WHERE method = 'seq' GROUP BY r) s
   ON s.r = g.r
 WHERE g.method = 'gin'
