@@ -18,8 +18,6 @@ SET max_parallel_workers_per_gather = 0;
 SET jit = off;
 CREATE EXTENSION IF NOT EXISTS neardup;
 
-SELECT setseed(0.42);
-
 -- Random 64-bit codes: md5 of the row number.
 CREATE FUNCTION pg_temp.code(i bigint, salt text DEFAULT '') RETURNS simhash64
 LANGUAGE sql IMMUTABLE AS $$
