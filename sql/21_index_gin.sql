@@ -84,9 +84,10 @@ CROSS JOIN LATERAL (SELECT g.id FROM g WHERE g.sh <@ hamming_ball(q.q, 2)) x;
 RESET enable_seqscan;
 SELECT * FROM compare();
 
--- Other block counts, including 2 (32-bit blocks: from radius 5 on, one
--- whole table is read instead of more than 1000 probes; with 4 blocks that
--- happens from radius 12 on) and 5 (uneven blocks of 13 and 12 bits).
+-- Other block counts, including 2 (32-bit blocks: from radius 6 on, one
+-- whole table is read instead of more than 4096 probes; with 3 blocks that
+-- happens here at radii 12 and 20, with 4 at 20) and 5 (uneven blocks of 13
+-- and 12 bits).
 DROP INDEX g_gin;
 CREATE INDEX g_gin ON g USING gin (sh simhash64_gin_ops (blocks = 2));
 SELECT pg_get_indexdef('g_gin'::regclass);

@@ -45,10 +45,14 @@
 
 /*
  * Above this many probes, one pass over a whole table (every key checked by
- * comparePartial) replaces probing; see doc/index-gin.md for the
- * measurement behind the number.
+ * comparePartial) replaces probing.  A probe costs about 2-4 us whatever the
+ * table size, a pass about 20 ns per row, so the break-even is near one
+ * probe per 100 rows: 4096 suits tables from about half a million rows on
+ * (doc/index-gin.md has the measurements).  GIN's scan setup is also
+ * quadratic in the number of entries.  With 4 blocks the limit is reached
+ * at radius 16.
  */
-#define SIMHASH_GIN_MAX_PROBES			1000
+#define SIMHASH_GIN_MAX_PROBES			4096
 
 /* Opclass options: WITH (blocks = n) */
 typedef struct SimhashGinOptions

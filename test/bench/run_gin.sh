@@ -15,7 +15,6 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 nd_build
 nd_stage
-trap 'rm -rf "$ND_STAGE"' EXIT
 
 export ND_PG_OPTS=${ND_PG_OPTS:-"shared_buffers=1GB maintenance_work_mem=64MB"}
 
