@@ -38,7 +38,14 @@ nd_in_cluster() {
 	for o in ${ND_PG_OPTS:-}; do
 		opts+=(-o "$o")
 	done
+	# A port of our own: pg_createcluster's "next free port" races when
+	# several throwaway clusters start at once (parallel test runs).
+	local port=$((20000 + RANDOM % 20000))
+	while ss -ltn 2>/dev/null | grep -q ":$port "; do
+		port=$((20000 + RANDOM % 20000))
+	done
 	# -t: cluster in a temporary directory even as root; LANG=C keeps
 	# server messages and collation stable for pg_regress.
-	LANG=C.UTF-8 LC_ALL=C.UTF-8 pg_virtualenv -t -v 15 -i "--encoding=UTF8 --locale=C.UTF-8" "${opts[@]}" "$@"
+	LANG=C.UTF-8 LC_ALL=C.UTF-8 pg_virtualenv -t -v 15 -c "-p $port" \
+		-i "--encoding=UTF8 --locale=C.UTF-8" "${opts[@]}" "$@"
 }
