@@ -13,7 +13,7 @@
 # every query code and radius returns through each index exactly what a
 # sequential scan returns, and KNN the brute-force distances (nd_check in
 # lib/index_check.sql); also for a GiST buffering build, GIN with 2 and 16
-# blocks, and skewed data.  A control first shows that nd_check does catch an
+# blocks, skewed data, radii -1 and 64, and lossy bitmaps (64 kB work_mem).  A control first shows that nd_check does catch an
 # index that misses rows.  Last, pg_stat_progress_create_index, polled from
 # another session, shows CREATE INDEX (GiST and GIN) and CREATE INDEX
 # CONCURRENTLY building on a 300,000-row table.
@@ -140,10 +140,31 @@ psql_q -c "CREATE TABLE v (id bigint PRIMARY KEY, sh simhash64) WITH (autovacuum
 	-c "INSERT INTO v SELECT i, nd_row_code(i) FROM generate_series(40001, 60000) i" \
 	-c "VACUUM ANALYZE v"
 vcodes="nd_query_codes() || ARRAY[nd_flip(nd_center(0), 2, 3), nd_flip(nd_center(0), 6, 11)]"
-nd_check_ok "skewed data: GiST (buffering build) index scans = sequential scan" v v_gist "v_gin2, v_gin16" "$vcodes"
-nd_check_ok "skewed data: GIN (blocks = 2) index scans = sequential scan" v v_gin2 "v_gist, v_gin16" "$vcodes"
-nd_check_ok "skewed data: GIN (blocks = 16) index scans = sequential scan" v v_gin16 "v_gist, v_gin2" "$vcodes"
+vradii="{-1,0,1,2,3,5,6,8,13,64}"
+nd_check_ok "skewed data: GiST (buffering build) index scans = sequential scan" v v_gist "v_gin2, v_gin16" "$vcodes" "$vradii"
+nd_check_ok "skewed data: GIN (blocks = 2) index scans = sequential scan" v v_gin2 "v_gist, v_gin16" "$vcodes" "$vradii"
+nd_check_ok "skewed data: GIN (blocks = 16) index scans = sequential scan" v v_gin16 "v_gist, v_gin2" "$vcodes" "$vradii"
 psql_q -c "DROP TABLE v"
+
+# Lossy bitmaps: with 64 kB of work_mem, bitmaps over a table spread thin
+# (fillfactor 10) lose page detail, so a wide radius makes the heap scan
+# recheck whole pages, and GIN's own TID bitmaps of partial matches go
+# lossy too.
+psql_q -c "CREATE TABLE w (id bigint PRIMARY KEY, sh simhash64) WITH (fillfactor = 10, autovacuum_enabled = off)" \
+	-c "INSERT INTO w SELECT i, nd_row_code(i) FROM generate_series(1, 60000) i" \
+	-c "CREATE INDEX w_gist ON w USING gist (sh)" \
+	-c "CREATE INDEX w_gin ON w USING gin (sh) WITH (fastupdate = off)" \
+	-c "VACUUM ANALYZE w"
+lossy=$(PGOPTIONS="-c work_mem=64kB" psql_q -c "BEGIN" -c "DROP INDEX w_gist" -c "SET LOCAL enable_seqscan = off" \
+	-c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT count(*) FROM w WHERE sh <~> '0000000000000000' <= 30" \
+	-c "ROLLBACK" | grep -o 'Heap Blocks:.*' || true)
+echo "# GIN, radius 30 around the all-zero code, work_mem 64kB: $lossy"
+ok $([[ $lossy == *lossy=[1-9]* ]] && echo 0 || echo 1) "small work_mem: the bitmap heap scan is lossy (the check below covers rechecks)"
+PGOPTIONS="-c work_mem=64kB" nd_check_ok "lossy bitmaps: GiST index scans = sequential scan" w w_gist w_gin \
+	"nd_query_codes()" "{0,2,5,13,30,64}"
+PGOPTIONS="-c work_mem=64kB" nd_check_ok "lossy bitmaps: GIN index scans = sequential scan" w w_gin w_gist \
+	"nd_query_codes()" "{0,2,5,13,30,64}"
+psql_q -c "DROP TABLE w"
 
 # --- 6. progress reporting --------------------------------------------------------
 # nd_poll_progress(table): polls pg_stat_progress_create_index (a fresh

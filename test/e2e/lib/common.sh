@@ -16,17 +16,18 @@ nd_setup_db() {
 	psql_q ${1:+-d "$1"} -c "CREATE EXTENSION IF NOT EXISTS neardup" -f "$ND_E2E_LIB/index_check.sql"
 }
 
-# nd_check_ok DESCRIPTION TABLE INDEX [OTHER_INDEX [CODES_SQL]]
+# nd_check_ok DESCRIPTION TABLE INDEX [OTHER_INDEX [CODES_SQL [RADII]]]
 # One TAP line: nd_check(TABLE, INDEX) found no mismatch and no plan that
 # does not use INDEX.  OTHER_INDEX, when given, is dropped for the check
 # inside a transaction that is rolled back, so that the planner cannot
 # choose it instead.  CODES_SQL: a simhash64[] expression for the query
-# codes (default: nd_query_codes()).
+# codes (default: nd_query_codes()); RADII: an int[] literal (default: that
+# of nd_check).
 nd_check_ok() {
-	local desc=$1 tbl=$2 idx=$3 other=${4:-} codes=${5:-nd_query_codes()} out
+	local desc=$1 tbl=$2 idx=$3 other=${4:-} codes=${5:-nd_query_codes()} radii=${6:-} out
 	out=$(psql_q -c "BEGIN" \
 		${other:+-c "DROP INDEX $other"} \
-		-c "SELECT nd_check('$tbl', '$idx', $codes)" \
+		-c "SELECT nd_check('$tbl', '$idx', $codes${radii:+, '$radii'})" \
 		-c "ROLLBACK" 2>&1) || true
 	echo "# $idx: ${out%% |*}"
 	if [[ $out =~ ^checks=[1-9][0-9]*\ mismatches=0\ wrong_plans=0$ ]]; then
