@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# End-to-end: GiST and GIN indexes of simhash64 under concurrent writers and
+# readers.
+#
+# Two tables with the same rows, cg (GiST) and cn (GIN, fastupdate with the
+# smallest pending list, so that inserting backends flush it into the entry
+# tree all the time), 50,000 rows to start with.  pgbench, 4 clients on
+# 2 threads, a fixed number of transactions (-t, not -T), once with literals
+# (-M simple) and once with generic plans of prepared statements (-M prepared,
+# plan_cache_mode = force_generic_plan), runs a mix of
+#   - inserts of 1..40 rows (planted near-duplicates, exact duplicates,
+#     all-zero/all-one codes, NULLs and random codes: nd_row_code()),
+#   - updates that move a few rows by one bit, deletes of id ranges,
+#   - checks: in one REPEATABLE READ transaction, a radius query through the
+#     index (and for GiST a KNN query) and the same question answered by a
+#     sequential scan with bit_count() (the query code computed once, in an
+#     InitPlan, also in generic plans); both answers are logged to a table
+#     and compared afterwards (same snapshot, so they must be equal),
+# while another session VACUUMs both tables in a loop.  Then: pgbench
+# reports no failed transaction, every logged pair agrees, and nd_check()
+# (lib/index_check.sql) finds each index equal to a sequential scan.
+# Prints TAP.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../lib/pgenv.sh
+. "$ROOT/test/lib/pgenv.sh"
+[ -n "${ND_STAGE:-}" ] || { nd_build; nd_stage; }
+export ND_E2E_LIB=$ROOT/test/e2e/lib
+
+nd_in_cluster bash -s <<'SCRIPT'
+set -euo pipefail
+. "$ND_E2E_LIB/common.sh"
+work=$(mktemp -d /tmp/nd-conc.XXXXXX)
+chmod 755 "$work"
+vacuumer=
+trap '[ -n "$vacuumer" ] && kill "$vacuumer" 2>/dev/null; rm -rf "$work"' EXIT
+PGBENCH=/usr/lib/postgresql/15/bin/pgbench
+TX=${ND_CONC_TX:-600}   # transactions per client and run
+
+nd_setup_db
+psql_q -c "CREATE TABLE cg (id bigint PRIMARY KEY, sh simhash64) WITH (autovacuum_enabled = off)" \
+	-c "CREATE TABLE cn (LIKE cg INCLUDING ALL) WITH (autovacuum_enabled = off)" \
+	-c "INSERT INTO cg SELECT i, nd_row_code(i) FROM generate_series(1, 50000) i" \
+	-c "INSERT INTO cn SELECT * FROM cg" \
+	-c "CREATE INDEX cg_gist ON cg USING gist (sh)" \
+	-c "CREATE INDEX cn_gin ON cn USING gin (sh) WITH (fastupdate = on, gin_pending_list_limit = 64)" \
+	-c "CREATE SEQUENCE ids START 50001" \
+	-c "CREATE TABLE obs (tx bigint, kind text, path text, v text)" \
+	-c "ANALYZE cg, cn"
+
+# --- the pgbench scripts ------------------------------------------------------
+cat >"$work/insert.sql" <<'EOF'
+\set k random(1, 40)
+WITH n AS MATERIALIZED (SELECT nextval('ids') AS id FROM generate_series(1, :k)),
+     g AS (INSERT INTO cg SELECT id, nd_row_code(id) FROM n)
+INSERT INTO cn SELECT id, nd_row_code(id) FROM n;
+EOF
+cat >"$work/update.sql" <<'EOF'
+\set d random(1, 50000)
+\set b random(0, 63)
+BEGIN;
+UPDATE cg SET sh = nd_flip(sh, 1, :b) WHERE id BETWEEN :d AND :d + 3;
+UPDATE cn SET sh = nd_flip(sh, 1, :b) WHERE id BETWEEN :d AND :d + 3;
+COMMIT;
+EOF
+cat >"$work/delete.sql" <<'EOF'
+\set d random(1, 60000)
+BEGIN;
+DELETE FROM cg WHERE id BETWEEN :d AND :d + 30;
+DELETE FROM cn WHERE id BETWEEN :d AND :d + 30;
+COMMIT;
+EOF
+# Query codes: a cluster center moved by 0..6 bits (what the planted rows
+# are near), or the code of some row.
+cat >"$work/check_gist.sql" <<'EOF'
+\set c random(0, 199)
+\set k random(0, 6)
+\set s random(0, 63)
+\set r random(0, 8)
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_bitmapscan = off;
+INSERT INTO obs SELECT txid_current(), 'gist radius', 'index', coalesce(array_agg(id ORDER BY id), '{}')::text
+    FROM cg WHERE sh <~> nd_flip(nd_center(:c), :k, :s) <= :r;
+INSERT INTO obs SELECT txid_current(), 'gist knn', 'index', array_agg(d)::text
+    FROM (SELECT sh <~> nd_flip(nd_center(:c), :k, :s) AS d FROM cg ORDER BY sh <~> nd_flip(nd_center(:c), :k, :s) LIMIT 12) s;
+SET LOCAL enable_seqscan = on;
+SET LOCAL enable_indexscan = off;
+SET LOCAL enable_indexonlyscan = off;
+INSERT INTO obs SELECT txid_current(), 'gist radius', 'seq', coalesce(array_agg(id ORDER BY id), '{}')::text
+    FROM cg WHERE bit_count((sh::bigint # (SELECT nd_flip(nd_center(:c), :k, :s))::bigint)::bit(64)) <= :r;
+INSERT INTO obs SELECT txid_current(), 'gist knn', 'seq', array_agg(d ORDER BY d)::text
+    FROM (SELECT bit_count((sh::bigint # (SELECT nd_flip(nd_center(:c), :k, :s))::bigint)::bit(64))::int AS d
+          FROM cg WHERE sh IS NOT NULL ORDER BY 1 LIMIT 12) s;
+COMMIT;
+EOF
+cat >"$work/check_gin.sql" <<'EOF'
+\set c random(0, 199)
+\set k random(0, 6)
+\set s random(0, 63)
+\set r random(0, 8)
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SET LOCAL enable_seqscan = off;
+INSERT INTO obs SELECT txid_current(), 'gin radius', 'index', coalesce(array_agg(id ORDER BY id), '{}')::text
+    FROM cn WHERE sh <~> nd_flip(nd_center(:c), :k, :s) <= :r;
+SET LOCAL enable_seqscan = on;
+SET LOCAL enable_bitmapscan = off;
+INSERT INTO obs SELECT txid_current(), 'gin radius', 'seq', coalesce(array_agg(id ORDER BY id), '{}')::text
+    FROM cn WHERE bit_count((sh::bigint # (SELECT nd_flip(nd_center(:c), :k, :s))::bigint)::bit(64)) <= :r;
+COMMIT;
+EOF
+
+# The check scripts' index queries use the index paths (same settings, same
+# shape), with literals (pgbench -M simple) and as generic plans of
+# prepared statements (-M prepared, plan_cache_mode = force_generic_plan).
+plans=$(psql_q <<'EOF'
+BEGIN;
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) INSERT INTO obs SELECT 1, 'x', 'x', array_agg(id)::text
+    FROM cg WHERE sh <~> nd_flip(nd_center(7), 3, 5) <= 4;
+EXPLAIN (COSTS OFF) INSERT INTO obs SELECT 1, 'x', 'x', array_agg(d)::text
+    FROM (SELECT sh <~> nd_flip(nd_center(7), 3, 5) AS d FROM cg ORDER BY sh <~> nd_flip(nd_center(7), 3, 5) LIMIT 12) s;
+SET LOCAL enable_bitmapscan = on;
+EXPLAIN (COSTS OFF) INSERT INTO obs SELECT 1, 'x', 'x', array_agg(id)::text
+    FROM cn WHERE sh <~> nd_flip(nd_center(7), 3, 5) <= 4;
+ROLLBACK;
+BEGIN;
+SET LOCAL plan_cache_mode = force_generic_plan;
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_bitmapscan = off;
+PREPARE g1(int, int, int, int) AS INSERT INTO obs SELECT 1, 'x', 'x', array_agg(id)::text
+    FROM cg WHERE sh <~> nd_flip(nd_center($1), $2, $3) <= $4;
+EXPLAIN (COSTS OFF) EXECUTE g1(7, 3, 5, 4);
+PREPARE g2(int, int, int) AS INSERT INTO obs SELECT 1, 'x', 'x', array_agg(d)::text
+    FROM (SELECT sh <~> nd_flip(nd_center($1), $2, $3) AS d FROM cg ORDER BY sh <~> nd_flip(nd_center($1), $2, $3) LIMIT 12) s;
+EXPLAIN (COSTS OFF) EXECUTE g2(7, 3, 5);
+SET LOCAL enable_bitmapscan = on;
+PREPARE g3(int, int, int, int) AS INSERT INTO obs SELECT 1, 'x', 'x', array_agg(id)::text
+    FROM cn WHERE sh <~> nd_flip(nd_center($1), $2, $3) <= $4;
+EXPLAIN (COSTS OFF) EXECUTE g3(7, 3, 5, 4);
+ROLLBACK;
+EOF
+)
+echo "$plans" | grep -E 'Scan' | sed 's/^ *->  /# /'
+ok $([ "$(grep -cE '(Index Scan|Index Only Scan) using cg_gist|Bitmap Index Scan on cn_gin' <<<"$plans")" = 6 ] && echo 0 || echo 1) \
+	"the check scripts' index queries use cg_gist (radius, KNN) and cn_gin, also as generic plans"
+
+# --- the runs -----------------------------------------------------------------------
+(
+	while :; do
+		psql -X -q -c "VACUUM cg" -c "VACUUM cn" 2>/dev/null && echo >>"$work/vacuums"
+		sleep 0.2
+	done
+) &
+vacuumer=$!
+# run MODE [PGOPTIONS]: pgbench, 4 clients, TX transactions each.
+run() {
+	local mode=$1 rc=0 processed failed
+	PGOPTIONS=${2:-} $PGBENCH -n -M "$mode" -c 4 -j 2 -t "$TX" --random-seed=20240601 \
+		-f "$work/insert.sql@5" -f "$work/update.sql@1" -f "$work/delete.sql@1" \
+		-f "$work/check_gist.sql@2" -f "$work/check_gin.sql@2" >"$work/pgbench.out" 2>&1 || rc=$?
+	grep -E '^number of transactions actually processed|^number of failed transactions|^latency average|aborted|error|ERROR' "$work/pgbench.out" |
+		sed 's/^/# /' | head -20
+	processed=$(grep -o 'actually processed: [0-9]*/[0-9]*' "$work/pgbench.out" || true)
+	failed=$(grep -o '^number of failed transactions: [0-9]*' "$work/pgbench.out" | grep -o '[0-9]*$' || true)
+	ok $([ "$rc" = 0 ] && [ "$processed" = "actually processed: $((4 * TX))/$((4 * TX))" ] && [ "$failed" = 0 ] && echo 0 || echo 1) \
+		"pgbench -M $mode${2:+ ($2)}: exit 0, all $((4 * TX)) transactions processed, none failed"
+}
+run simple
+run prepared "-c plan_cache_mode=force_generic_plan"
+kill "$vacuumer" 2>/dev/null || true
+wait "$vacuumer" 2>/dev/null || true
+vacuumer=
+echo "# concurrent VACUUM rounds: $(wc -l <"$work/vacuums" 2>/dev/null || echo 0)"
+
+# --- what the checks saw --------------------------------------------------------
+# One index answer and one seq scan answer per transaction and kind.
+res=$(psql_q -c "
+	SELECT kind, count(*), count(*) FILTER (WHERE NOT agree), sum(n)
+	FROM (SELECT tx, kind,
+	             count(*) FILTER (WHERE path = 'index') = 1 AND count(*) FILTER (WHERE path = 'seq') = 1
+	             AND min(v) FILTER (WHERE path = 'index') = min(v) FILTER (WHERE path = 'seq') AS agree,
+	             max(cardinality(v::int[])) AS n
+	      FROM obs GROUP BY tx, kind) s
+	GROUP BY kind ORDER BY kind")
+echo "$res" | sed 's/^/# kind|checks|disagreeing|values seen: /'
+for kind in "gin radius" "gist knn" "gist radius"; do
+	line=$(grep "^$kind|" <<<"$res" || true)
+	IFS='|' read -r _ cnt bad _ <<<"$line"
+	ok $([ -n "$line" ] && [ "$cnt" -gt 0 ] && [ "$bad" = 0 ] && echo 0 || echo 1) \
+		"$kind under concurrent writes: index = sequential scan in the same snapshot (${cnt:-0} checks)"
+done
+psql_q -c "SELECT a.kind, a.v, b.v FROM obs a JOIN obs b USING (tx, kind)
+           WHERE a.path = 'index' AND b.path = 'seq' AND a.v IS DISTINCT FROM b.v LIMIT 3" | sed 's/^/# disagreement: /'
+
+echo "# rows now: cg $(psql_q -c 'SELECT count(*) FROM cg'), cn $(psql_q -c 'SELECT count(*) FROM cn')"
+nd_check_ok "GiST after the run: index scans = sequential scan" cg cg_gist
+nd_check_ok "GIN after the run: index scans = sequential scan" cn cn_gin
+psql_q -c "VACUUM cg" -c "VACUUM cn"
+nd_check_ok "GiST after VACUUM: index scans = sequential scan" cg cg_gist
+nd_check_ok "GIN after VACUUM: index scans = sequential scan" cn cn_gin
+echo "1..$n"
+SCRIPT

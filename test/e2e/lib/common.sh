@@ -1,0 +1,115 @@
+# Shell helpers of the index end-to-end tests, sourced inside nd_in_cluster
+# (PGHOST, PGPORT, PGUSER, PGPASSWORD point at the throwaway cluster).
+# ND_E2E_LIB is this directory.
+
+n=0
+# ok STATUS DESCRIPTION: one TAP line; STATUS 0 passes.
+ok() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
+}
+psql_q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+
+# Creates the extension and the helpers of index_check.sql in database
+# ${1:-$PGDATABASE}.
+nd_setup_db() {
+	psql_q ${1:+-d "$1"} -c "CREATE EXTENSION IF NOT EXISTS neardup" -f "$ND_E2E_LIB/index_check.sql"
+}
+
+# nd_check_ok DESCRIPTION TABLE INDEX [OTHER_INDEX [CODES_SQL [RADII]]]
+# One TAP line: nd_check(TABLE, INDEX) found no mismatch and no plan that
+# does not use INDEX.  OTHER_INDEX, when given, is dropped for the check
+# inside a transaction that is rolled back, so that the planner cannot
+# choose it instead.  CODES_SQL: a simhash64[] expression for the query
+# codes (default: nd_query_codes()); RADII: an int[] literal (default: that
+# of nd_check).
+nd_check_ok() {
+	local desc=$1 tbl=$2 idx=$3 other=${4:-} codes=${5:-nd_query_codes()} radii=${6:-} out
+	out=$(psql_q -c "BEGIN" \
+		${other:+-c "DROP INDEX $other"} \
+		-c "SELECT nd_check('$tbl', '$idx', $codes${radii:+, '$radii'})" \
+		-c "ROLLBACK" 2>&1) || true
+	echo "# $idx: ${out%% |*}"
+	if [[ $out =~ ^checks=[1-9][0-9]*\ mismatches=0\ wrong_plans=0$ ]]; then
+		ok 0 "$desc"
+	else
+		echo "# $out" | head -c 4000
+		echo
+		ok 1 "$desc"
+	fi
+}
+
+# nd_alive PID: the process exists and is not a zombie (a killed server
+# process may stay a zombie here: its new parent need not reap it).
+nd_alive() {
+	[ -e "/proc/$1" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
+# nd_wait_for SQL_CONDITION [TRIES]: polls (every 0.1 s) until the query
+# returns t; returns 1 if it never did.  The bound only stops a hung test:
+# no check depends on how long anything takes.
+nd_wait_for() {
+	local i
+	for ((i = 0; i < ${2:-3000}; i++)); do
+		[ "$(psql -X -At -c "SELECT $1" 2>/dev/null || true)" = t ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# nd_wait_ready [TRIES]: until the server accepts connections.
+nd_wait_ready() {
+	local i
+	for ((i = 0; i < ${1:-3000}; i++)); do
+		psql -X -At -c "SELECT 1" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# nd_check_fails DESCRIPTION TABLE INDEX [OTHER_INDEX]: the control: one TAP
+# line that passes when nd_check() does report mismatches (for an index
+# known to miss rows).
+nd_check_fails() {
+	local desc=$1 tbl=$2 idx=$3 other=${4:-} out
+	out=$(psql_q -c "BEGIN" \
+		${other:+-c "DROP INDEX $other"} \
+		-c "SELECT nd_check('$tbl', '$idx')" \
+		-c "ROLLBACK" 2>&1) || true
+	echo "# $idx: ${out%% |*}"
+	if [[ $out =~ ^checks=[1-9][0-9]*\ mismatches=[1-9][0-9]*\ wrong_plans=0 ]]; then
+		ok 0 "$desc"
+	else
+		echo "# $out" | head -c 4000
+		echo
+		ok 1 "$desc"
+	fi
+}
+
+# nd_start_writer TABLE FIRST_ID: a background writer (pid in ND_WRITER)
+# that, until the file $work/stop exists, inserts batches of 200 rows
+# (ids FIRST_ID on, nd_row_code codes), deletes 50 older rows and moves 20
+# rows by one bit, each batch one transaction.  nd_stop_writer stops it and
+# waits for it; $work/batches then holds the number of batches committed.
+nd_start_writer() {
+	local tbl=$1 first=$2
+	rm -f "$work/stop" "$work/batches"
+	(
+		b=0
+		while [ ! -e "$work/stop" ]; do
+			lo=$((first + b * 200))
+			psql -X -q -v ON_ERROR_STOP=1 -c "BEGIN" \
+				-c "INSERT INTO $tbl SELECT i, nd_row_code(i) FROM generate_series($lo, $((lo + 199))) i" \
+				-c "DELETE FROM $tbl WHERE id BETWEEN $((lo / 2)) AND $((lo / 2 + 49))" \
+				-c "UPDATE $tbl SET sh = nd_flip(sh, 1, $((b % 64))) WHERE id BETWEEN $((lo / 3)) AND $((lo / 3 + 19))" \
+				-c "COMMIT" >/dev/null || break
+			b=$((b + 1))
+			echo "$b" >"$work/batches"
+		done
+	) &
+	ND_WRITER=$!
+}
+nd_stop_writer() {
+	touch "$work/stop"
+	wait "$ND_WRITER" || true
+}
