@@ -3,7 +3,7 @@
 -- touches, build time and size next to a btree on the same column.
 --
 -- psql variables: rows (table size, default 1000000), nq (queries of each
--- kind, default 25), builds (which GiST builds to compare: 'sorted',
+-- kind, default 20), builds (which GiST builds to compare: 'sorted',
 -- 'buffering', 'insert'; default 'sorted,buffering').
 --
 -- Data: random 64-bit codes, plus 1% planted near-duplicates: for each of
@@ -26,7 +26,7 @@ CREATE EXTENSION IF NOT EXISTS neardup;
 \endif
 \if :{?nq}
 \else
-\set nq 25
+\set nq 20
 \endif
 \if :{?builds}
 \else
@@ -100,9 +100,9 @@ BEGIN
 END $$;
 
 /*
- * Every workload query for every query code: through the index (best of 3)
- * and, right after it, by a sequential scan (once: it takes long enough),
- * so that each ratio compares runs made under the same machine load.
+ * Every workload query for every query code: through the index and, right
+ * after it, by a sequential scan, each the best of 3 runs, so that each
+ * ratio compares runs made under the same machine load.
  */
 CREATE FUNCTION pg_temp.run(variant text) RETURNS void
 LANGUAGE plpgsql AS $$
@@ -119,7 +119,7 @@ BEGIN
             PERFORM pg_temp.use_index(true);
             SELECT * INTO i FROM pg_temp.best_ms(sql, 3);
             PERFORM pg_temp.use_index(false);
-            SELECT * INTO s FROM pg_temp.best_ms(sql, 1);
+            SELECT * INTO s FROM pg_temp.best_ms(sql, 3);
             INSERT INTO timing VALUES (variant, w.what, r.kind, r.qid, i.ms, s.ms, i.res, s.res);
         END LOOP;
     END LOOP;
@@ -199,7 +199,7 @@ DROP INDEX doc_sh_gist;
 
 \echo
 \echo == GiST over simhash64, :rows rows, :nq queries of each kind
-\echo    medians over the queries; index: best of 3 runs; speedup: median of seq/index per query
+\echo    medians over the queries of the best of 3 runs; speedup: median of seq/index per query
 \echo
 SELECT variant, round((build_ms / 1000)::numeric, 2) AS build_s, pg_size_pretty(bytes) AS size,
        round(bytes::numeric / :rows, 1) AS bytes_per_row, pages

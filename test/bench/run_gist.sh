@@ -17,7 +17,7 @@ sizes=("$@")
 [ ${#sizes[@]} -eq 0 ] && sizes=(100000 1000000)
 
 for n in "${sizes[@]}"; do
-	nd_in_cluster psql -X -q -v ON_ERROR_STOP=1 -v rows="$n" -v nq="${GIST_NQ:-25}" \
+	nd_in_cluster psql -X -q -v ON_ERROR_STOP=1 -v rows="$n" -v nq="${GIST_NQ:-20}" \
 		-v builds="${GIST_BUILDS:-sorted,buffering}" \
 		-f "$ROOT/test/bench/gist.sql" 2>&1 | grep -v '^Dropping cluster'
 done
