@@ -45,7 +45,7 @@ endif
 # header changes (struct layouts are shared between files).
 $(OBJS): $(wildcard src/*.h src/core/*.h src/index/*.h src/planner/*.h)
 
-.PHONY: deps demo test unit fuzz bench
+.PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist
 
 # Debian packages the build and the tests need (installed only when missing).
 deps:
@@ -65,5 +65,15 @@ unit:
 fuzz:
 	@bash test/run_all.sh fuzz
 
-bench:
+# Benchmarks: ratios against baselines measured in the same run.  The index
+# benchmarks take ROWS (default 1M) and more; see the scripts.
+bench: bench-fingerprint bench-gin bench-gist
+
+bench-fingerprint:
 	@bash test/bench/run_bench.sh
+
+bench-gin:
+	@bash test/bench/run_gin.sh
+
+bench-gist:
+	@bash test/bench/run_gist.sh
