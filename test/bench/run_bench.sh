@@ -11,13 +11,4 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib/pgenv.sh
 . "$ROOT/test/lib/pgenv.sh"
 
-nd_build
-nd_stage
-
-list=$(mktemp /tmp/neardup-corpus.XXXXXX)
-trap 'rm -f "$list"; nd_cleanup' EXIT
-bash "$ROOT/test/demo/corpus_list.sh" >"$list"
-chmod 644 "$list"
-
-nd_in_cluster psql -X -q -v ON_ERROR_STOP=1 -v corpus="$list" \
-	-f "$ROOT/test/bench/fingerprint.sql" 2>&1 | grep -v '^Dropping cluster'
+nd_corpus_psql "$ROOT/test/bench/fingerprint.sql"

@@ -14,14 +14,4 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib/pgenv.sh
 . "$ROOT/test/lib/pgenv.sh"
 
-nd_build
-nd_stage
-
-list=$(mktemp /tmp/neardup-corpus.XXXXXX)
-trap 'rm -f "$list"; nd_cleanup' EXIT
-bash "$ROOT/test/demo/corpus_list.sh" >"$list"
-chmod 644 "$list"
-
-echo "neardup demo: $(wc -l <"$list") documents from /usr/share/common-licenses and /usr/share/doc/*/copyright"
-nd_in_cluster psql -X -q -v ON_ERROR_STOP=1 -v corpus="$list" -v k="${ND_DEMO_K:-3}" \
-	-f "$ROOT/test/demo/demo.sql" 2>&1 | grep -v '^Dropping cluster'
+nd_corpus_psql "$ROOT/test/demo/demo.sql" -v k="${ND_DEMO_K:-3}"

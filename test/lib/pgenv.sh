@@ -59,3 +59,19 @@ nd_in_cluster() {
 	LANG=C.UTF-8 LC_ALL=C.UTF-8 pg_virtualenv -t -v 15 -c "-p $port" \
 		-i "--encoding=UTF8 --locale=C.UTF-8" "${opts[@]}" "$@"
 }
+
+# Runs a psql script on the demo corpus (test/demo/corpus_list.sh) in a
+# throwaway cluster, building and staging first.  The script gets :corpus,
+# a "name<TAB>path" list; further arguments go to psql.
+nd_corpus_psql() {
+	local script=$1
+	shift
+	nd_build
+	nd_stage
+	ND_CORPUS=$(mktemp /tmp/neardup-corpus.XXXXXX)
+	trap 'rm -f "$ND_CORPUS"; nd_cleanup' EXIT
+	bash "$ND_ROOT/test/demo/corpus_list.sh" >"$ND_CORPUS"
+	chmod 644 "$ND_CORPUS"
+	nd_in_cluster psql -X -q -v ON_ERROR_STOP=1 -v corpus="$ND_CORPUS" "$@" \
+		-f "$script" 2>&1 | grep -v '^Dropping cluster'
+}
