@@ -714,3 +714,64 @@ ALTER OPERATOR @extschema@.@> (@extschema@.hamming_ball, @extschema@.simhash64)
          JOIN = @extschema@.hamming_ball_join_sel);
 
 -- ===== end section: planner support =====
+
+-- ===== section: minhash (src/minhash*.c) =====
+
+-- Signatures: int4[] of num_perm values (doc/minhash.md says why int4).
+CREATE FUNCTION @extschema@.minhash(doc pg_catalog.text, num_perm pg_catalog.int4 DEFAULT 128,
+                                    shingle pg_catalog.int4 DEFAULT 3,
+                                    unit pg_catalog.text DEFAULT 'word',
+                                    seed pg_catalog.int8 DEFAULT 0)
+RETURNS pg_catalog.int4[]
+AS 'MODULE_PATHNAME', 'nd_minhash_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 100;
+
+CREATE FUNCTION @extschema@.minhash(features pg_catalog.text[], num_perm pg_catalog.int4 DEFAULT 128,
+                                    seed pg_catalog.int8 DEFAULT 0)
+RETURNS pg_catalog.int4[]
+AS 'MODULE_PATHNAME', 'nd_minhash_text_array'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.minhash(features pg_catalog.int8[], num_perm pg_catalog.int4 DEFAULT 128,
+                                    seed pg_catalog.int8 DEFAULT 0)
+RETURNS pg_catalog.int4[]
+AS 'MODULE_PATHNAME', 'nd_minhash_int8_array'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- Estimates and exact values.
+CREATE FUNCTION @extschema@.minhash_jaccard(a pg_catalog.int4[], b pg_catalog.int4[])
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'nd_minhash_jaccard'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.jaccard(a pg_catalog.text, b pg_catalog.text,
+                                    shingle pg_catalog.int4 DEFAULT 3,
+                                    unit pg_catalog.text DEFAULT 'word',
+                                    seed pg_catalog.int8 DEFAULT 0)
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'nd_jaccard_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 200;
+
+CREATE FUNCTION @extschema@.jaccard(a pg_catalog.int8[], b pg_catalog.int8[])
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'nd_jaccard_int8_array'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- LSH banding: index minhash_bands(sig, b, r) with GIN's built-in
+-- array_ops and query with &&.
+CREATE FUNCTION @extschema@.minhash_bands(sig pg_catalog.int4[], bands pg_catalog.int4,
+                                          rows pg_catalog.int4)
+RETURNS pg_catalog.int8[]
+AS 'MODULE_PATHNAME', 'nd_minhash_bands'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.minhash_lsh_params(threshold pg_catalog.float8,
+                                               num_perm pg_catalog.int4 DEFAULT 128,
+                                               fp_weight pg_catalog.float8 DEFAULT 0.5,
+                                               fn_weight pg_catalog.float8 DEFAULT 0.5,
+                                               OUT bands pg_catalog.int4,
+                                               OUT rows pg_catalog.int4)
+AS 'MODULE_PATHNAME', 'nd_minhash_lsh_params'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 10000;
+
+-- ===== end section: minhash =====

@@ -1,0 +1,293 @@
+/*-------------------------------------------------------------------------
+ *
+ * nd_minhash.c
+ *		MinHash by one-permutation hashing with optimal densification;
+ *		exact Jaccard helpers; LSH band keys and parameters.
+ *
+ * See nd_minhash.h for the scheme.  Plain C, no server headers.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "nd_minhash.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nd_features.h"
+
+/* A bin no feature fell into: above every value (values are 63-bit). */
+#define EMPTY_BIN	UINT64_MAX
+
+/* murmur3's 64-bit finalizer: a bijection with full avalanche. */
+static inline uint64_t
+fmix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xFF51AFD7ED558CCDull;
+	x ^= x >> 33;
+	x *= 0xC4CEB9FE1A85EC53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* splitmix64's output function on seed + i * golden: the seed's i-th key */
+static inline uint64_t
+seed_key(uint64_t seed, uint64_t i)
+{
+	uint64_t	z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* x's high 32 bits scaled to [0, k): no division, no modulo bias to speak of */
+static inline int
+bin_of(uint64_t x, int k)
+{
+	return (int) (((x >> 32) * (uint64_t) k) >> 32);
+}
+
+const char *
+nd_minhash_check(int k)
+{
+	if (k < 1 || k > ND_MINHASH_MAX_PERM)
+		return "num_perm must be between 1 and 8192";
+	return NULL;
+}
+
+void
+nd_minhash_init(nd_minhash *mh, int k, uint64_t seed, uint64_t *mins)
+{
+	mh->k = k;
+	mh->key_bin = seed_key(seed, 0);
+	mh->key_value = seed_key(seed, 1);
+	mh->key_probe = seed_key(seed, 2);
+	mh->mins = mins;
+	mh->n = 0;
+	for (int i = 0; i < k; i++)
+		mins[i] = EMPTY_BIN;
+}
+
+void
+nd_minhash_add(nd_minhash *mh, const uint64_t *features, size_t n)
+{
+	uint64_t   *mins = mh->mins;
+	uint64_t	kb = mh->key_bin,
+				kv = mh->key_value;
+	int			k = mh->k;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64_t	x = fmix64(features[i] ^ kb);
+		int			bin = bin_of(x, k);
+
+		/*
+		 * The value is a second mix of x, independent of the bits that chose
+		 * the bin; shifted to 63 bits so that it never equals EMPTY_BIN.
+		 */
+		uint64_t	v = fmix64(x ^ kv) >> 1;
+
+		if (v < mins[bin])
+			mins[bin] = v;
+	}
+	mh->n += n;
+}
+
+bool
+nd_minhash_result(const nd_minhash *mh, uint32_t *sig)
+{
+	int			k = mh->k;
+	int			empty = 0;
+
+	if (mh->n == 0)
+		return false;
+
+	for (int i = 0; i < k; i++)
+	{
+		if (mh->mins[i] == EMPTY_BIN)
+			empty++;
+		else
+			sig[i] = (uint32_t) (mh->mins[i] >> 31);
+	}
+
+	/*
+	 * Optimal densification: empty bin i probes bins h(i, 1), h(i, 2), ...
+	 * (a function of the seed and i only) until it finds one that was not
+	 * empty, and takes that bin's value.  Two sets whose bins i are both
+	 * empty agree there exactly when their borrowed bins agree, which keeps
+	 * the collision probability at the Jaccard similarity.  Expected probes
+	 * per empty bin: k / (non-empty bins).
+	 */
+	if (empty > 0)
+	{
+		for (int i = 0; i < k; i++)
+		{
+			if (mh->mins[i] != EMPTY_BIN)
+				continue;
+			for (uint64_t attempt = 1;; attempt++)
+			{
+				uint64_t	r = fmix64(mh->key_probe ^ (((uint64_t) i << 40) | attempt));
+				int			j = bin_of(r, k);
+
+				if (mh->mins[j] != EMPTY_BIN)
+				{
+					sig[i] = (uint32_t) (mh->mins[j] >> 31);
+					break;
+				}
+			}
+		}
+	}
+	return true;
+}
+
+double
+nd_minhash_estimate(const uint32_t *a, const uint32_t *b, int k)
+{
+	int			same = 0;
+
+	for (int i = 0; i < k; i++)
+		same += (a[i] == b[i]);
+	return (double) same / k;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a,
+				y = *(const uint64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
+size_t
+nd_sort_unique(uint64_t *v, size_t n)
+{
+	size_t		m = 0;
+
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 1; i < n; i++)
+		if (v[i] != v[m])
+			v[++m] = v[i];
+	return m + 1;
+}
+
+size_t
+nd_count_common(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
+{
+	size_t		i = 0,
+				j = 0,
+				c = 0;
+
+	while (i < na && j < nb)
+	{
+		if (a[i] < b[j])
+			i++;
+		else if (a[i] > b[j])
+			j++;
+		else
+		{
+			c++;
+			i++;
+			j++;
+		}
+	}
+	return c;
+}
+
+uint64_t
+nd_minhash_band_key(const uint32_t *values, int rows, int band)
+{
+	uint8_t		buf[4 * ND_MINHASH_MAX_PERM];
+
+	/* explicit little-endian bytes: the same keys on every platform */
+	for (int i = 0; i < rows; i++)
+	{
+		buf[4 * i] = (uint8_t) values[i];
+		buf[4 * i + 1] = (uint8_t) (values[i] >> 8);
+		buf[4 * i + 2] = (uint8_t) (values[i] >> 16);
+		buf[4 * i + 3] = (uint8_t) (values[i] >> 24);
+	}
+	return nd_hash_bytes(buf, (size_t) rows * 4, seed_key(0x6D696E68617368ull, (uint64_t) band));
+}
+
+/* ---- LSH parameters ---------------------------------------------------- */
+
+/* Simpson subintervals per integral: even; plenty for a ranking of (b, r). */
+#define SIMPSON_N	128
+
+/*
+ * Simpson weights times the step: the integral of f over [lo, hi] is
+ * sum(w[i] * f(lo + i * h)).
+ */
+static void
+simpson_grid(double lo, double hi, double *s, double *w)
+{
+	double		h = (hi - lo) / SIMPSON_N;
+
+	for (int i = 0; i <= SIMPSON_N; i++)
+	{
+		s[i] = lo + i * h;
+		w[i] = (i == 0 || i == SIMPSON_N) ? 1.0 : (i % 2 ? 4.0 : 2.0);
+		w[i] *= h / 3.0;
+	}
+}
+
+void
+nd_lsh_params(double threshold, int k, double fp_weight, double fn_weight,
+			  int *bands, int *rows)
+{
+	double		s_fp[SIMPSON_N + 1],
+				w_fp[SIMPSON_N + 1],
+				s_fn[SIMPSON_N + 1],
+				w_fn[SIMPSON_N + 1];
+	double		l_fp[SIMPSON_N + 1],
+				l_fn[SIMPSON_N + 1];
+	double		best = INFINITY;
+
+	simpson_grid(0.0, threshold, s_fp, w_fp);
+	simpson_grid(threshold, 1.0, s_fn, w_fn);
+	*bands = 1;
+	*rows = 1;
+
+	/*
+	 * rows outer, so that the per-grid-point logs are computed once per r;
+	 * ties go to the smallest b (then r), the pair datasketch's b-outer loop
+	 * would keep.
+	 */
+	for (int r = 1; r <= k; r++)
+	{
+		/*
+		 * (1 - s^r)^b as exp(b * log1p(-s^r)), exact near s = 0 where s^r
+		 * underflows; at s = 1 log1p(-1) is -inf and exp(-inf) = 0, as it
+		 * should be.
+		 */
+		for (int i = 0; i <= SIMPSON_N; i++)
+		{
+			l_fp[i] = log1p(-pow(s_fp[i], r));
+			l_fn[i] = log1p(-pow(s_fn[i], r));
+		}
+		for (int b = 1; b <= k / r; b++)
+		{
+			double		fp = 0.0,
+						fn = 0.0,
+						err;
+
+			for (int i = 0; i <= SIMPSON_N; i++)
+			{
+				fp -= w_fp[i] * expm1(b * l_fp[i]);
+				fn += w_fn[i] * exp(b * l_fn[i]);
+			}
+			err = fp * fp_weight + fn * fn_weight;
+			if (err < best || (err == best && b < *bands))
+			{
+				best = err;
+				*bands = b;
+				*rows = r;
+			}
+		}
+	}
+}

@@ -1,0 +1,85 @@
+/*-------------------------------------------------------------------------
+ *
+ * nd_minhash.h
+ *		MinHash signatures by one-permutation hashing with optimal
+ *		densification (Shrivastava, ICML 2017), and exact Jaccard of
+ *		feature sets for checking them.
+ *
+ * Each feature's 64-bit hash is mixed with the seed's key; the mix picks
+ * the feature's bin (multiply-shift on its high half) and, through a second
+ * mix, its value; a bin keeps its smallest value.  One pass, O(n + k), for
+ * k values.  A bin no feature fell into borrows the value of a non-empty
+ * bin chosen by a probe sequence that depends only on the seed and the
+ * bin's index (never on the data), so two sets agree at a position with
+ * probability equal to their Jaccard similarity, as with k independent
+ * permutations.
+ *
+ * Values are the 32 high bits of each bin's 64-bit minimum: half the
+ * storage of 64-bit values, and a chance collision of two different minima
+ * (2^-32) is far below the estimate's own noise.
+ *
+ * Only uint64 arithmetic: the same signatures on every platform.
+ * Plain C, no server headers.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ND_MINHASH_H
+#define ND_MINHASH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ND_MINHASH_MAX_PERM 8192
+
+typedef struct nd_minhash
+{
+	int			k;				/* number of values (bins) */
+	uint64_t	key_bin;		/* seed keys of the two mixes and probes */
+	uint64_t	key_value;
+	uint64_t	key_probe;
+	uint64_t   *mins;			/* k slots, caller's memory */
+	uint64_t	n;				/* features added */
+} nd_minhash;
+
+/* NULL when k is acceptable, else a static message for an error report. */
+extern const char *nd_minhash_check(int k);
+
+/* mins: room for k values, owned by the caller. */
+extern void nd_minhash_init(nd_minhash *mh, int k, uint64_t seed, uint64_t *mins);
+extern void nd_minhash_add(nd_minhash *mh, const uint64_t *features, size_t n);
+
+/*
+ * Densifies and stores the k values in sig; false when no feature was
+ * added (sig untouched).  mh's bins are left as they were, so more
+ * features may still be added afterwards.
+ */
+extern bool nd_minhash_result(const nd_minhash *mh, uint32_t *sig);
+
+/* Fraction of the k positions where a and b agree. */
+extern double nd_minhash_estimate(const uint32_t *a, const uint32_t *b, int k);
+
+/* Sorts v and drops duplicates; returns the new length. */
+extern size_t nd_sort_unique(uint64_t *v, size_t n);
+
+/* Elements common to two sorted, duplicate-free arrays. */
+extern size_t nd_count_common(const uint64_t *a, size_t na,
+							  const uint64_t *b, size_t nb);
+
+/*
+ * The key of band `band` (0-based) of a signature: its `rows` values,
+ * little-endian, hashed with the band's index mixed into the seed, so that
+ * equal values in different bands give different keys.
+ */
+extern uint64_t nd_minhash_band_key(const uint32_t *values, int rows, int band);
+
+/*
+ * (bands, rows), bands * rows <= k, minimizing
+ * fp_weight * (area under P(s) = 1 - (1 - s^rows)^bands for s in [0, t]) +
+ * fn_weight * (area under 1 - P(s) for s in [t, 1]), as datasketch's
+ * _optimal_param does (there with scipy's quad; here composite Simpson).
+ */
+extern void nd_lsh_params(double threshold, int k, double fp_weight,
+						  double fn_weight, int *bands, int *rows);
+
+#endif							/* ND_MINHASH_H */

@@ -1,0 +1,159 @@
+/*-------------------------------------------------------------------------
+ *
+ * minhash_jaccard.c
+ *		minhash_jaccard(): the Jaccard estimate of two signatures; jaccard():
+ *		the exact Jaccard similarity of two documents' shingle sets, or of
+ *		two feature arrays taken as sets, to check estimates against.
+ *
+ * The Jaccard similarity of two empty sets is 0/0: NULL, as minhash() of
+ * an empty document is NULL.  One empty set and one not: 0.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/memutils.h"
+
+#include "minhash.h"
+#include "nd_minhash.h"
+#include "text_features.h"
+
+/*
+ * minhash_jaccard(a int4[], b int4[]) → float8: the fraction of positions
+ * where the two signatures agree.  Signatures of different lengths cannot
+ * come from the same num_perm: an error.  (Signatures made with different
+ * seeds are not detectable; they estimate about 0.)
+ */
+PG_FUNCTION_INFO_V1(nd_minhash_jaccard);
+Datum
+nd_minhash_jaccard(PG_FUNCTION_ARGS)
+{
+	int			na,
+				nb;
+	const uint32 *a = nd_minhash_sig_arg(fcinfo, 0, &na);
+	const uint32 *b = nd_minhash_sig_arg(fcinfo, 1, &nb);
+
+	if (na != nb)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("minhash signatures must have the same length"),
+				 errdetail("The signatures have %d and %d values.", na, nb)));
+	PG_RETURN_FLOAT8(nd_minhash_estimate(a, b, na));
+}
+
+/* A growing set of feature hashes. */
+typedef struct FeatureSet
+{
+	uint64	   *v;
+	size_t		n;
+	size_t		cap;
+} FeatureSet;
+
+static void
+collect(void *arg, const uint64_t *features, size_t n)
+{
+	FeatureSet *fs = arg;
+
+	if (fs->n + n > fs->cap)
+	{
+		while (fs->n + n > fs->cap)
+			fs->cap *= 2;
+		if (fs->cap * sizeof(uint64) > MaxAllocHugeSize)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many shingles")));
+		fs->v = repalloc_huge(fs->v, fs->cap * sizeof(uint64));
+	}
+	memcpy(fs->v + fs->n, features, n * sizeof(uint64));
+	fs->n += n;
+}
+
+static void
+feature_set_init(FeatureSet *fs)
+{
+	fs->cap = 1024;
+	fs->n = 0;
+	fs->v = palloc(fs->cap * sizeof(uint64));
+}
+
+/* |a ∩ b| / |a ∪ b| of two feature multisets, or false when both are empty */
+static bool
+exact_jaccard(FeatureSet *a, FeatureSet *b, float8 *j)
+{
+	size_t		common;
+
+	CHECK_FOR_INTERRUPTS();
+	a->n = nd_sort_unique(a->v, a->n);
+	CHECK_FOR_INTERRUPTS();
+	b->n = nd_sort_unique(b->v, b->n);
+	if (a->n == 0 && b->n == 0)
+		return false;
+	common = nd_count_common(a->v, a->n, b->v, b->n);
+	*j = (float8) common / (float8) (a->n + b->n - common);
+	return true;
+}
+
+/* jaccard(a text, b text, shingle int4, unit text, seed int8) → float8 */
+PG_FUNCTION_INFO_V1(nd_jaccard_text);
+Datum
+nd_jaccard_text(PG_FUNCTION_ARGS)
+{
+	text	   *a = PG_GETARG_TEXT_PP(0);
+	text	   *b = PG_GETARG_TEXT_PP(1);
+	NdTextParams p = nd_text_params(fcinfo, 2, 3, 4);
+	FeatureSet	fa,
+				fb;
+	float8		j;
+
+	feature_set_init(&fa);
+	feature_set_init(&fb);
+	nd_text_features(a, &p, collect, &fa, NULL, NULL);
+	nd_text_features(b, &p, collect, &fb, NULL, NULL);
+	if (!exact_jaccard(&fa, &fb, &j))
+		PG_RETURN_NULL();
+	PG_RETURN_FLOAT8(j);
+}
+
+static void
+int8_array_set(ArrayType *arr, FeatureSet *fs)
+{
+	Datum	   *values;
+	bool	   *nulls;
+	int			n;
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature array must be one-dimensional")));
+	deconstruct_array(arr, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &values, &nulls, &n);
+	fs->cap = Max(n, 1);
+	fs->n = 0;
+	fs->v = palloc(fs->cap * sizeof(uint64));
+	for (int i = 0; i < n; i++)
+		if (!nulls[i])
+			fs->v[fs->n++] = (uint64) DatumGetInt64(values[i]);
+}
+
+/*
+ * jaccard(a bigint[], b bigint[]) → float8: the arrays as sets (NULLs
+ * skipped, as minhash() skips them).
+ */
+PG_FUNCTION_INFO_V1(nd_jaccard_int8_array);
+Datum
+nd_jaccard_int8_array(PG_FUNCTION_ARGS)
+{
+	FeatureSet	fa,
+				fb;
+	float8		j;
+
+	int8_array_set(PG_GETARG_ARRAYTYPE_P(0), &fa);
+	int8_array_set(PG_GETARG_ARRAYTYPE_P(1), &fb);
+	if (!exact_jaccard(&fa, &fb, &j))
+		PG_RETURN_NULL();
+	PG_RETURN_FLOAT8(j);
+}

@@ -1,0 +1,105 @@
+/*-------------------------------------------------------------------------
+ *
+ * minhash_lsh.c
+ *		LSH banding of MinHash signatures in SQL: minhash_bands() turns a
+ *		signature into one bigint key per band, for a GIN index with the
+ *		built-in array opclass (`&&` finds rows sharing a band);
+ *		minhash_lsh_params() picks bands and rows for a threshold.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+
+#include "minhash.h"
+#include "nd_minhash.h"
+
+/*
+ * minhash_bands(sig int4[], bands int4, rows int4) → bigint[]: key i hashes
+ * values i*rows .. i*rows+rows-1 with i mixed in.  Values past bands * rows
+ * are not used.  Two signatures share a key exactly when they agree on a
+ * whole band (up to 64-bit hash collisions), with probability
+ * 1 - (1 - s^rows)^bands for Jaccard similarity s.
+ */
+PG_FUNCTION_INFO_V1(nd_minhash_bands);
+Datum
+nd_minhash_bands(PG_FUNCTION_ARGS)
+{
+	int			n;
+	const uint32 *sig = nd_minhash_sig_arg(fcinfo, 0, &n);
+	int32		bands = PG_GETARG_INT32(1);
+	int32		rows = PG_GETARG_INT32(2);
+	Datum	   *keys;
+
+	if (bands < 1 || rows < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("bands and rows must be positive"),
+				 errdetail("bands is %d and rows is %d.", bands, rows)));
+	if ((int64) bands * rows > n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%d bands of %d rows need %lld signature values",
+						bands, rows, (long long) bands * rows),
+				 errdetail("The signature has %d values.", n)));
+
+	keys = palloc(bands * sizeof(Datum));
+	for (int i = 0; i < bands; i++)
+		keys[i] = Int64GetDatum((int64) nd_minhash_band_key(sig + (Size) i * rows, rows, i));
+	PG_RETURN_ARRAYTYPE_P(construct_array(keys, bands, INT8OID, sizeof(int64),
+										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/*
+ * minhash_lsh_params(threshold float8, num_perm int4, fp_weight float8,
+ * fn_weight float8, OUT bands int4, OUT rows int4): datasketch's choice of
+ * (bands, rows) for MinHashLSH(threshold, num_perm, weights).
+ */
+PG_FUNCTION_INFO_V1(nd_minhash_lsh_params);
+Datum
+nd_minhash_lsh_params(PG_FUNCTION_ARGS)
+{
+	float8		threshold = PG_GETARG_FLOAT8(0);
+	int32		k = PG_GETARG_INT32(1);
+	float8		fpw = PG_GETARG_FLOAT8(2);
+	float8		fnw = PG_GETARG_FLOAT8(3);
+	const char *problem = nd_minhash_check(k);
+	TupleDesc	tupdesc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	int			bands,
+				rows;
+
+	if (!(threshold >= 0.0 && threshold <= 1.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("threshold must be between 0 and 1")));
+	if (problem)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid num_perm %d", k),
+				 errdetail("%s.", problem)));
+	if (!(fpw >= 0.0 && fnw >= 0.0 && isfinite(fpw) && isfinite(fnw) && fpw + fnw > 0.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fp_weight and fn_weight must be finite, non-negative and not both zero")));
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	/* a second or so at num_perm 8192; cannot be interrupted midway */
+	nd_lsh_params(threshold, k, fpw, fnw, &bands, &rows);
+
+	values[0] = Int32GetDatum(bands);
+	values[1] = Int32GetDatum(rows);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

@@ -1,0 +1,267 @@
+/*
+ * Unit tests of the MinHash core (nd_minhash.c): densification fills every
+ * bin with a value some feature produced, order and duplicates do not
+ * matter, estimates stay within a few standard deviations of the exact
+ * Jaccard on synthetic sets, the exact-Jaccard helpers count right, band
+ * keys depend on the band, and the LSH parameters are sensible.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nd_minhash.h"
+#include "tap.h"
+
+static uint64_t rng_state = 0x0123456789abcdefULL;
+
+static uint64_t
+rnd(void)
+{
+	uint64_t	z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* signature of features[0..n) with k values; false if empty */
+static int
+sig_of(const uint64_t *f, size_t n, int k, uint64_t seed, uint32_t *sig)
+{
+	uint64_t   *mins = malloc(sizeof(uint64_t) * k);
+	nd_minhash	mh;
+	int			r;
+
+	nd_minhash_init(&mh, k, seed, mins);
+	nd_minhash_add(&mh, f, n);
+	r = nd_minhash_result(&mh, sig);
+	free(mins);
+	return r;
+}
+
+static void
+test_checks(void)
+{
+	ok(nd_minhash_check(0) != NULL, "num_perm 0 rejected");
+	ok(nd_minhash_check(8193) != NULL, "num_perm 8193 rejected");
+	ok(nd_minhash_check(1) == NULL && nd_minhash_check(8192) == NULL, "1 and 8192 accepted");
+}
+
+static void
+test_empty_and_densify(void)
+{
+	uint32_t	sig[8192];
+	uint64_t	one = 42;
+	uint64_t	mins[64];
+	nd_minhash	mh;
+	uint64_t	f[3] = {1, 2, 3};
+	int			fill_ok = 1;
+
+	nd_minhash_init(&mh, 64, 0, mins);
+	ok(!nd_minhash_result(&mh, sig), "no features: no signature");
+
+	/* one feature, 8192 bins: every bin borrows the single value */
+	ok(sig_of(&one, 1, 8192, 0, sig), "one feature: a signature");
+	for (int i = 1; i < 8192; i++)
+		fill_ok &= (sig[i] == sig[0]);
+	ok(fill_ok, "one feature: every bin holds its value");
+
+	/*
+	 * three features, 1000 bins: every bin holds the value of one of them
+	 * (a feature's value does not depend on the number of bins, so a 1-bin
+	 * signature of the feature alone is its value)
+	 */
+	{
+		uint32_t	v[3];
+		int			all_known = 1;
+
+		for (int j = 0; j < 3; j++)
+			sig_of(&f[j], 1, 1, 0, &v[j]);
+		sig_of(f, 3, 1000, 0, sig);
+		for (int i = 0; i < 1000; i++)
+			all_known &= (sig[i] == v[0] || sig[i] == v[1] || sig[i] == v[2]);
+		ok(all_known, "three features: every bin holds one of their values");
+	}
+}
+
+static void
+test_set_semantics(void)
+{
+	uint64_t	a[500],
+				b[1000];
+	uint32_t	sa[256],
+				sb[256],
+				sc[256];
+
+	for (int i = 0; i < 500; i++)
+		a[i] = rnd();
+	/* b: a reversed, each twice */
+	for (int i = 0; i < 500; i++)
+		b[2 * i] = b[2 * i + 1] = a[499 - i];
+	sig_of(a, 500, 256, 7, sa);
+	sig_of(b, 1000, 256, 7, sb);
+	ok(memcmp(sa, sb, sizeof(sa)) == 0, "order and duplicates do not change the signature");
+	ok(nd_minhash_estimate(sa, sb, 256) == 1.0, "identical sets estimate 1");
+
+	/* incremental adds give the same result as one add */
+	{
+		uint64_t	mins[256];
+		nd_minhash	mh;
+
+		nd_minhash_init(&mh, 256, 7, mins);
+		nd_minhash_add(&mh, a, 123);
+		nd_minhash_add(&mh, a + 123, 377);
+		nd_minhash_result(&mh, sc);
+		ok(memcmp(sa, sc, sizeof(sa)) == 0, "batches do not matter");
+	}
+
+	sig_of(a, 500, 256, 8, sc);
+	ok(nd_minhash_estimate(sa, sc, 256) < 0.05, "another seed, another signature");
+}
+
+/*
+ * Sets of size n with exact Jaccard j: c common + (n - c) own each, with
+ * c / (2n - c) = j.  The estimate should be within 4 sd of j.
+ */
+static void
+test_estimates(void)
+{
+	static const double js[] = {0.0, 0.2, 0.5, 0.8, 0.95, 1.0};
+	static const int ns[] = {20, 200, 5000};
+	int			k = 256;
+
+	for (int in = 0; in < 3; in++)
+	{
+		int			n = ns[in];
+
+		for (int ij = 0; ij < 6; ij++)
+		{
+			int			c = (int) lround(2.0 * n * js[ij] / (1.0 + js[ij]));
+			double		exact = (double) c / (2 * n - c);
+			double		sd = sqrt(exact * (1 - exact) / k);
+			int			within = 0;
+			uint64_t   *a = malloc(sizeof(uint64_t) * n),
+					   *b = malloc(sizeof(uint64_t) * n);
+
+			for (int t = 0; t < 20; t++)
+			{
+				uint32_t	sa[256],
+							sb[256];
+				double		est;
+
+				for (int i = 0; i < n; i++)
+				{
+					a[i] = rnd();
+					b[i] = i < c ? a[i] : rnd();
+				}
+				sig_of(a, n, k, (uint64_t) t, sa);
+				sig_of(b, n, k, (uint64_t) t, sb);
+				est = nd_minhash_estimate(sa, sb, k);
+				within += fabs(est - exact) <= 4 * sd + 1e-12;
+			}
+			ok(within == 20, "n=%d J=%.3f: 20 of 20 estimates within 4 sd (%d)", n, exact, within);
+			free(a);
+			free(b);
+		}
+	}
+}
+
+/* Mean estimate over many seeds is unbiased (densification included). */
+static void
+test_unbiased(void)
+{
+	int			n = 30,
+				c = 20,
+				k = 128;		/* 40 distinct features, 128 bins: mostly empty */
+	double		exact = (double) c / (2 * n - c);
+	double		sum = 0;
+	int			trials = 400;
+
+	for (int t = 0; t < trials; t++)
+	{
+		uint64_t	a[30],
+					b[30];
+		uint32_t	sa[128],
+					sb[128];
+
+		for (int i = 0; i < n; i++)
+		{
+			a[i] = rnd();
+			b[i] = i < c ? a[i] : rnd();
+		}
+		sig_of(a, n, k, (uint64_t) t * 31, sa);
+		sig_of(b, n, k, (uint64_t) t * 31, sb);
+		sum += nd_minhash_estimate(sa, sb, k);
+	}
+	/* the mean of 400 estimates: sd at most sqrt(J(1-J)) / sqrt(400) */
+	ok(fabs(sum / trials - exact) < 4 * sqrt(exact * (1 - exact)) / 20,
+	   "sparse sets (40 features, 128 bins): mean estimate %.4f vs %.4f", sum / trials, exact);
+}
+
+static void
+test_exact(void)
+{
+	uint64_t	a[] = {5, 3, 3, 1, 9, 5};
+	uint64_t	b[] = {9, 2, 1, 1};
+	size_t		na = nd_sort_unique(a, 6),
+				nb = nd_sort_unique(b, 4);
+
+	ok(na == 4 && a[0] == 1 && a[1] == 3 && a[2] == 5 && a[3] == 9, "sort_unique");
+	ok(nb == 3, "sort_unique with a duplicate pair");
+	ok(nd_count_common(a, na, b, nb) == 2, "common elements");
+	ok(nd_sort_unique(a, 0) == 0 && nd_count_common(a, 0, b, nb) == 0, "empty sets");
+}
+
+static void
+test_bands(void)
+{
+	uint32_t	v[4] = {1, 2, 3, 4};
+	uint32_t	w[4] = {1, 2, 3, 5};
+
+	ok(nd_minhash_band_key(v, 4, 0) != nd_minhash_band_key(v, 4, 1), "band index is mixed in");
+	ok(nd_minhash_band_key(v, 4, 0) == nd_minhash_band_key(v, 4, 0), "deterministic");
+	ok(nd_minhash_band_key(v, 4, 0) != nd_minhash_band_key(w, 4, 0), "values matter");
+	ok(nd_minhash_band_key(v, 3, 0) == nd_minhash_band_key(w, 3, 0), "only the band's rows matter");
+}
+
+static void
+test_lsh_params(void)
+{
+	int			b,
+				r;
+	static const double ts[] = {0.3, 0.5, 0.7, 0.9};
+
+	for (int i = 0; i < 4; i++)
+	{
+		double		t = ts[i];
+		double		knee;
+
+		nd_lsh_params(t, 128, 0.5, 0.5, &b, &r);
+		knee = pow(1.0 / b, 1.0 / r);
+		ok(b * r <= 128 && fabs(knee - t) < 0.1,
+		   "t=%.1f, 128 perms: b=%d r=%d, knee %.3f", t, b, r, knee);
+	}
+	/* weighing false negatives only: one row per band catches everything */
+	nd_lsh_params(0.5, 64, 0.0, 1.0, &b, &r);
+	ok(r == 1 && b == 64, "fn only: b=%d r=%d", b, r);
+	/* weighing false positives only: all rows in one band */
+	nd_lsh_params(0.5, 64, 1.0, 0.0, &b, &r);
+	ok(b == 1 && r == 64, "fp only: b=%d r=%d", b, r);
+	nd_lsh_params(0.5, 1, 0.5, 0.5, &b, &r);
+	ok(b == 1 && r == 1, "one perm: (1, 1)");
+}
+
+int
+main(void)
+{
+	test_checks();
+	test_empty_and_densify();
+	test_set_semantics();
+	test_estimates();
+	test_unbiased();
+	test_exact();
+	test_bands();
+	test_lsh_params();
+	return tap_done();
+}
