@@ -228,14 +228,15 @@ UPDATE mh_docs SET sig = minhash(body);
 CREATE INDEX mh_docs_bands ON mh_docs USING gin (minhash_bands(sig, 16, 8));
 ANALYZE mh_docs;
 
--- Plans, without the conditions' folded constants (16 band keys each).
+-- Plans, without the conditions' folded array constants (band keys,
+-- signatures).
 CREATE FUNCTION pg_temp.plan(q text) RETURNS SETOF text
 LANGUAGE plpgsql AS $$
 DECLARE
     line text;
 BEGIN
     FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-        RETURN NEXT regexp_replace(line, '''\{[-0-9,]*\}''::bigint\[\]', '<keys>');
+        RETURN NEXT regexp_replace(line, '''\{[-0-9,]*\}''::(bigint|integer)\[\]', '<array>', 'g');
     END LOOP;
 END
 $$;
@@ -258,6 +259,27 @@ EXECUTE similar_to(:'sig9');
 SELECT id, round(minhash_jaccard(sig, (SELECT sig FROM mh_docs WHERE id = 9))::numeric, 2) AS estimate,
        round(jaccard(body, (SELECT body FROM mh_docs WHERE id = 9))::numeric, 2) AS exact
 FROM mh_docs WHERE id BETWEEN 8 AND 11 ORDER BY id;
+-- The one-line form: candidates from the index, then the estimate.
+SELECT * FROM pg_temp.plan($$
+SELECT id FROM mh_docs WHERE minhash_similar(sig, minhash('some query text here'), 0.8, 16, 8)$$);
+PREPARE similar_at_least(int4[], float8) AS
+SELECT id FROM mh_docs WHERE minhash_similar(sig, $1, $2, 16, 8) ORDER BY id;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE similar_at_least(minhash('some query text here'), 0.8);
+RESET plan_cache_mode;
+EXECUTE similar_at_least(:'sig9', 0.8);
+EXECUTE similar_at_least(:'sig9', 0.99);
+SELECT id FROM mh_docs WHERE minhash_similar(sig, minhash((SELECT body FROM mh_docs WHERE id = 8)), 0.9, 16, 8) ORDER BY id;
+-- Bands and rows other than the index's: no index, still the right answer.
+SELECT * FROM pg_temp.plan($$
+SELECT id FROM mh_docs WHERE minhash_similar(sig, minhash('some query text here'), 0.8, 8, 16)$$);
+SELECT id FROM mh_docs WHERE minhash_similar(sig, :'sig9', 0.8, 8, 16) ORDER BY id;
+SELECT minhash_similar(NULL, ARRAY[1], 0.5, 1, 1) IS NULL AS null_sig,
+       minhash_similar(ARRAY[1], ARRAY[1], 0.5, 1, 1) AS same,
+       minhash_similar(ARRAY[1, 2], ARRAY[1, 3], 0.5, 1, 1) AS half,
+       minhash_similar(ARRAY[1, 2], ARRAY[1, 3], 0.6, 1, 1) AS below,
+       minhash_similar(ARRAY[2, 1], ARRAY[3, 1], 0.5, 1, 1) AS no_shared_band;
+
 -- Every document as the query: the index finds the pairs a scan finds.
 -- Ids 1 .. 400 in groups id / 4 make 597 similar pairs (J 0.95 or more);
 -- banding at 16 x 8 misses one with probability (1 - 0.95^8)^16 < 1e-7,
@@ -277,4 +299,5 @@ FROM mh_docs a JOIN mh_docs b
 RESET enable_bitmapscan;
 RESET enable_indexscan;
 DEALLOCATE similar_to;
+DEALLOCATE similar_at_least;
 DROP TABLE mh_docs;

@@ -774,4 +774,19 @@ CREATE FUNCTION @extschema@.minhash_lsh_params(threshold pg_catalog.float8,
 AS 'MODULE_PATHNAME', 'nd_minhash_lsh_params'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE COST 10000;
 
+-- "sig is at least threshold similar to query": candidates by band, then the
+-- estimate.  A SQL function, so that the planner inlines it and matches
+-- minhash_bands(sig, bands, rows) with an index on that expression; hence
+-- not STRICT (an AND is not strict, which would stop the inlining).
+CREATE FUNCTION @extschema@.minhash_similar(sig pg_catalog.int4[], query pg_catalog.int4[],
+                                            threshold pg_catalog.float8,
+                                            bands pg_catalog.int4, rows pg_catalog.int4)
+RETURNS pg_catalog.bool
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+SELECT @extschema@.minhash_bands(sig, bands, rows)
+           OPERATOR(pg_catalog.&&) @extschema@.minhash_bands(query, bands, rows)
+       AND @extschema@.minhash_jaccard(sig, query) OPERATOR(pg_catalog.>=) threshold
+$$;
+
 -- ===== end section: minhash =====
