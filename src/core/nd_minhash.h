@@ -69,7 +69,8 @@ extern size_t nd_count_common(const uint64_t *a, size_t na,
 /*
  * The key of band `band` (0-based) of a signature: its `rows` values,
  * little-endian, hashed with the band's index mixed into the seed, so that
- * equal values in different bands give different keys.
+ * equal values in different bands give different keys.  rows must be at
+ * most ND_MINHASH_MAX_PERM (the key is built in a buffer of that size).
  */
 extern uint64_t nd_minhash_band_key(const uint32_t *values, int rows, int band);
 
