@@ -13,12 +13,6 @@
 #include "simhash64.h"
 #include "text_features.h"
 
-static void
-vote(void *arg, const uint64_t *features, size_t n)
-{
-	nd_simhash_add((nd_simhash_acc *) arg, features, n);
-}
-
 /*
  * simhash(doc text, shingle int4, unit text, seed int8) → simhash64, or NULL
  * when the text has no tokens at all.
@@ -33,7 +27,7 @@ nd_simhash_text(PG_FUNCTION_ARGS)
 	uint64		fp;
 
 	nd_simhash_init(&acc);
-	nd_text_features(doc, &p, vote, &acc, NULL, NULL);
+	nd_text_features(doc, &p, nd_simhash_sink, &acc, NULL, NULL);
 	if (!nd_simhash_result(&acc, &fp))
 		PG_RETURN_NULL();
 	PG_RETURN_SIMHASH64(fp);

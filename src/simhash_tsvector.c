@@ -22,6 +22,7 @@
 #include "nd_features.h"
 #include "nd_simhash.h"
 #include "simhash64.h"
+#include "text_features.h"
 
 typedef struct LexemeAt
 {
@@ -40,23 +41,15 @@ cmp_lexeme_at(const void *a, const void *b)
 	return (x->lexeme > y->lexeme) - (x->lexeme < y->lexeme);
 }
 
-static void
-vote(void *arg, const uint64_t *features, size_t n)
-{
-	nd_simhash_add((nd_simhash_acc *) arg, features, n);
-}
-
 /* simhash(doc tsvector, shingle int4, seed int8) */
 PG_FUNCTION_INFO_V1(nd_simhash_tsvector);
 Datum
 nd_simhash_tsvector(PG_FUNCTION_ARGS)
 {
 	TSVector	tsv = PG_GETARG_TSVECTOR(0);
-	int32		shingle = PG_GETARG_INT32(1);
-	uint64		seed = (uint64) PG_GETARG_INT64(2);
+	NdTextParams p = nd_text_params(fcinfo, 1, -1, 2);
 	WordEntry  *entries = ARRPTR(tsv);
 	char	   *strings = STRPTR(tsv);
-	const char *problem = nd_shingler_check(shingle, ND_UNIT_WORD);
 	nd_simhash_acc acc;
 	nd_shingler *ordered,
 			   *unordered;
@@ -64,17 +57,11 @@ nd_simhash_tsvector(PG_FUNCTION_ARGS)
 	int			nseq = 0;
 	uint64		fp;
 
-	if (problem)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid shingle size %d", shingle),
-				 errdetail("%s.", problem)));
-
 	nd_simhash_init(&acc);
 	ordered = palloc(sizeof(nd_shingler));
 	unordered = palloc(sizeof(nd_shingler));
-	nd_shingler_init(ordered, shingle, ND_UNIT_WORD, seed, vote, &acc);
-	nd_shingler_init(unordered, 1, ND_UNIT_WORD, seed, vote, &acc);
+	nd_shingler_init(ordered, p.shingle, ND_UNIT_WORD, p.seed, nd_simhash_sink, &acc);
+	nd_shingler_init(unordered, 1, ND_UNIT_WORD, p.seed, nd_simhash_sink, &acc);
 
 	/* every (position, lexeme) occurrence, then document order */
 	for (int i = 0; i < tsv->size; i++)

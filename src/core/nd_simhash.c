@@ -119,6 +119,12 @@ nd_simhash_add(nd_simhash_acc *acc, const uint64_t *f, size_t n)
 	acc->eights = eights;
 }
 
+void
+nd_simhash_sink(void *acc, const uint64_t *features, size_t n)
+{
+	nd_simhash_add((nd_simhash_acc *) acc, features, n);
+}
+
 bool
 nd_simhash_result(nd_simhash_acc *acc, uint64_t *fingerprint)
 {

@@ -41,6 +41,9 @@ typedef struct nd_simhash_acc
 extern void nd_simhash_init(nd_simhash_acc *acc);
 extern void nd_simhash_add(nd_simhash_acc *acc, const uint64_t *features, size_t n);
 
+/* An nd_feature_sink (nd_features.h) that votes into the acc it is given. */
+extern void nd_simhash_sink(void *acc, const uint64_t *features, size_t n);
+
 /* Stores the fingerprint; false (and 0) when there were no features. */
 extern bool nd_simhash_result(nd_simhash_acc *acc, uint64_t *fingerprint);
 
