@@ -655,6 +655,117 @@ out:
 	return i;
 }
 
+/*
+ * The char unit's path: char_token() for every character of one, two or
+ * three bytes, with the shingler's counters in locals.  Stops, leaving the
+ * rest to the general path, at a four-byte, invalid or cut sequence.
+ * Returns the bytes consumed.
+ */
+static size_t
+utf8_chars(nd_shingler *s, const uint8_t *p, size_t len)
+{
+	const nd_ucd_tables *const ucd = &nd_ucd;
+	const uint64_t seed = s->seed;
+	const uint64_t space_hash = hash_bytes(" ", 1, seed);
+	uint8_t    *const tok = s->tok;
+	int			nwin = s->nwin;
+	uint64_t	ntokens = s->ntokens;
+	size_t		nout = s->nout;
+	bool		space_pending = s->space_pending;
+	size_t		i = 0;
+
+	/* as char_token(): a pending separator run first, then the character */
+#define CHAR_TOKEN(bytes, nbytes) \
+	do { \
+		if (space_pending) \
+		{ \
+			space_pending = false; \
+			if (ntokens > 0) \
+				push_hash(s, &nwin, &ntokens, &nout, space_hash); \
+		} \
+		push_hash(s, &nwin, &ntokens, &nout, hash_bytes((bytes), (nbytes), seed)); \
+	} while (0)
+
+	while (i < len)
+	{
+		uint32_t	b = p[i];
+		uint32_t	cp;
+		int			n;
+		const nd_fold *e;
+
+		if (b < 0x80)
+		{
+			uint8_t		w = ascii_word[b];
+
+			if (w)
+			{
+				tok[0] = w;
+				CHAR_TOKEN(tok, 1);
+			}
+			else
+				space_pending = true;
+			i++;
+			continue;
+		}
+		if (b >= 0xC2 && b < 0xE0)
+		{
+			if (i + 1 >= len || (p[i + 1] & 0xC0) != 0x80)
+				break;
+			cp = ((b & 0x1F) << 6) | (p[i + 1] & 0x3F);
+			n = 2;
+		}
+		else if (b >= 0xE0 && b < 0xF0)
+		{
+			if (i + 2 >= len || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80)
+				break;
+			cp = ((b & 0x0F) << 12) | ((uint32_t) (p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3F);
+			if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))
+				break;			/* overlong or surrogate: invalid */
+			n = 3;
+		}
+		else
+			break;
+
+		e = nd_unicode_entry(ucd, cp);
+		switch ((nd_char_class) e->cls)
+		{
+			case ND_CC_IGNORE:
+				break;
+			case ND_CC_SEP:
+				space_pending = true;
+				break;
+			case ND_CC_WORD:
+			case ND_CC_SOLO:
+				if (e->n == ND_FOLD_RELATIVE)
+				{
+					if (e->cp[0] == 0)
+						CHAR_TOKEN(p + i, (size_t) n);	/* as written */
+					else
+					{
+						int			nb = put_utf8(cp + e->cp[0], tok);
+
+						CHAR_TOKEN(tok, (size_t) nb);
+					}
+				}
+				else
+					for (int j = 0; j < e->n; j++)
+					{
+						int			nb = put_utf8(e->cp[j], tok);
+
+						CHAR_TOKEN(tok, (size_t) nb);
+					}
+				break;
+		}
+		i += n;
+	}
+#undef CHAR_TOKEN
+	s->nwin = nwin;
+	s->ntokens = ntokens;
+	s->nout = nout;
+	s->space_pending = space_pending;
+	return i;
+}
+
 /* Consumes as much of p[0..len) as forms whole UTF-8 sequences. */
 static size_t
 feed_bytes(nd_shingler *s, const uint8_t *p, size_t len)
@@ -664,6 +775,17 @@ feed_bytes(nd_shingler *s, const uint8_t *p, size_t len)
 	while (i < len)
 	{
 		uint8_t		b = p[i];
+
+		if (s->unit == ND_UNIT_CHAR && s->token_sink == NULL && s->toklen == 0)
+		{
+			size_t		used = utf8_chars(s, p + i, len - i);
+
+			if (used > 0)
+			{
+				i += used;
+				continue;
+			}
+		}
 
 		if (b < 0x80)
 		{

@@ -286,6 +286,9 @@ test_chunking_intl(void)
 	size_t		len = 0;
 	uint32_t	r = 12345;
 
+	/* a one-letter word first: the char unit's first separator run */
+	memcpy(text, "\xd0\xaf, ", 4);
+	len = 4;
 	/* a pseudo-random mix of the pieces and of long tokens */
 	while (len < 8000)
 	{
