@@ -319,7 +319,9 @@ token_bytes(nd_shingler *s, const uint8_t *b, int n)
 {
 	if (s->toklen + n <= ND_TOKEN_BLOCK)
 	{
-		memcpy(s->tok + s->toklen, b, n);
+		/* a character's 1-4 bytes: a call to memcpy would cost more */
+		for (int i = 0; i < n; i++)
+			s->tok[s->toklen + i] = b[i];
 		s->toklen += n;
 		s->in_token = true;
 	}
@@ -464,6 +466,306 @@ ascii_words(nd_shingler *s, const uint8_t *p, size_t len)
 	return i;
 }
 
+/*
+ * UTF-8 of a folded code point (a Unicode scalar value, as the tables
+ * guarantee), without a call for the common lengths.
+ */
+static inline int
+put_utf8(uint32_t cp, uint8_t *out)
+{
+	if (cp < 0x800)
+	{
+		if (cp < 0x80)
+		{
+			out[0] = (uint8_t) cp;
+			return 1;
+		}
+		out[0] = (uint8_t) (0xC0 | (cp >> 6));
+		out[1] = (uint8_t) (0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0xD800 || (cp >= 0xE000 && cp < 0x10000))
+	{
+		out[0] = (uint8_t) (0xE0 | (cp >> 12));
+		out[1] = (uint8_t) (0x80 | ((cp >> 6) & 0x3F));
+		out[2] = (uint8_t) (0x80 | (cp & 0x3F));
+		return 3;
+	}
+	return nd_utf8_encode(cp, out);
+}
+
+/* A token's hash enters the window, with the counters in the caller's locals. */
+static inline void
+push_hash(nd_shingler *s, int *nwin, uint64_t *ntokens, size_t *nout, uint64_t h)
+{
+	const int	k = s->shingle;
+
+	if (*nwin == 2 * ND_SHINGLE_MAX)
+	{
+		memmove(s->win, s->win + *nwin - (k - 1), (size_t) (k - 1) * sizeof(uint64_t));
+		*nwin = k - 1;
+	}
+	s->win[(*nwin)++] = to_le64(h);
+	if (++(*ntokens) >= (uint64_t) k)
+	{
+		s->out[(*nout)++] = hash_shingle(s->win + *nwin - k, k, s->seed);
+		if (*nout == ND_FEATURE_BATCH)
+		{
+			s->sink(s->sink_arg, s->out, *nout);
+			s->nfeatures += *nout;
+			*nout = 0;
+		}
+	}
+}
+
+/*
+ * The word tokenizer's path for text that is not ASCII words: two- and
+ * three-byte characters (Latin, Greek, Cyrillic, Han, kana, ...), with the
+ * ASCII separators and letters between and inside them.  It does what
+ * add_codepoint() does, one table lookup per character, with the token and
+ * the shingler's counters in locals.  It stops, leaving the rest to the
+ * general path, at anything less common: a four-byte or invalid or cut
+ * sequence, a token about to fill its block, an ASCII letter that starts
+ * a word (ascii_words() takes those).  Returns the bytes consumed.
+ */
+static size_t
+utf8_words(nd_shingler *s, const uint8_t *p, size_t len)
+{
+	const nd_ucd_tables *const ucd = &nd_ucd;
+	const uint64_t seed = s->seed;
+	uint8_t    *const tok = s->tok;
+	int			nwin = s->nwin;
+	uint64_t	ntokens = s->ntokens;
+	size_t		nout = s->nout;
+	size_t		toklen = s->toklen;
+	bool		in_token = s->in_token;
+	size_t		i = 0;
+
+#define END_TOKEN() \
+	do { \
+		push_hash(s, &nwin, &ntokens, &nout, \
+				  hash_bytes(tok, toklen, s->tok_chained ? s->tok_hash : seed)); \
+		s->tok_chained = false; \
+		toklen = 0; \
+		in_token = false; \
+	} while (0)
+
+	while (i < len)
+	{
+		uint32_t	b = p[i];
+		uint32_t	cp;
+		int			n;
+		const nd_fold *e;
+
+		if (b < 0x80)
+		{
+			uint8_t		w = ascii_word[b];
+
+			if (w)
+			{
+				if (!in_token || toklen == ND_TOKEN_BLOCK)
+					break;
+				tok[toklen++] = w;
+			}
+			else if (in_token)
+				END_TOKEN();
+			i++;
+			continue;
+		}
+		if (b >= 0xC2 && b < 0xE0)
+		{
+			if (i + 1 >= len || (p[i + 1] & 0xC0) != 0x80)
+				break;
+			cp = ((b & 0x1F) << 6) | (p[i + 1] & 0x3F);
+			n = 2;
+		}
+		else if (b >= 0xE0 && b < 0xF0)
+		{
+			if (i + 2 >= len || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80)
+				break;
+			cp = ((b & 0x0F) << 12) | ((uint32_t) (p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3F);
+			if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))
+				break;			/* overlong or surrogate: invalid */
+			n = 3;
+		}
+		else
+			break;
+
+		e = nd_unicode_entry(ucd, cp);
+		switch ((nd_char_class) e->cls)
+		{
+			case ND_CC_WORD:
+				/* room for the longest fold (4 code points of 4 bytes) */
+				if (toklen + 4 * ND_FOLD_MAX > ND_TOKEN_BLOCK)
+					goto out;
+				if (e->n == ND_FOLD_RELATIVE)
+				{
+					if (e->cp[0] == 0)
+					{
+						/* folds to itself: as written */
+						tok[toklen] = p[i];
+						tok[toklen + 1] = p[i + 1];
+						if (n == 3)
+							tok[toklen + 2] = p[i + 2];
+						toklen += n;
+					}
+					else
+						toklen += put_utf8(cp + e->cp[0], tok + toklen);
+				}
+				else
+					for (int j = 0; j < e->n; j++)
+						toklen += put_utf8(e->cp[j], tok + toklen);
+				in_token = true;
+				break;
+			case ND_CC_IGNORE:
+				break;
+			case ND_CC_SEP:
+				if (in_token)
+					END_TOKEN();
+				break;
+			case ND_CC_SOLO:
+				if (in_token)
+					END_TOKEN();
+				/* a token of its own, hashed without a copy when unfolded */
+				if (e->n == ND_FOLD_RELATIVE && e->cp[0] == 0)
+					push_hash(s, &nwin, &ntokens, &nout, hash_bytes(p + i, n, seed));
+				else
+				{
+					/* folded into the token buffer, empty after END_TOKEN */
+					size_t		nbuf = 0;
+
+					if (e->n == ND_FOLD_RELATIVE)
+						nbuf = put_utf8(cp + e->cp[0], tok);
+					else
+						for (int j = 0; j < e->n; j++)
+							nbuf += put_utf8(e->cp[j], tok + nbuf);
+					push_hash(s, &nwin, &ntokens, &nout, hash_bytes(tok, nbuf, seed));
+				}
+				break;
+		}
+		i += n;
+	}
+out:
+#undef END_TOKEN
+	s->nwin = nwin;
+	s->ntokens = ntokens;
+	s->nout = nout;
+	s->toklen = toklen;
+	s->in_token = in_token;
+	return i;
+}
+
+/*
+ * The char unit's path: char_token() for every character of one, two or
+ * three bytes, with the shingler's counters in locals.  Stops, leaving the
+ * rest to the general path, at a four-byte, invalid or cut sequence.
+ * Returns the bytes consumed.
+ */
+static size_t
+utf8_chars(nd_shingler *s, const uint8_t *p, size_t len)
+{
+	const nd_ucd_tables *const ucd = &nd_ucd;
+	const uint64_t seed = s->seed;
+	const uint64_t space_hash = hash_bytes(" ", 1, seed);
+	uint8_t    *const tok = s->tok;
+	int			nwin = s->nwin;
+	uint64_t	ntokens = s->ntokens;
+	size_t		nout = s->nout;
+	bool		space_pending = s->space_pending;
+	size_t		i = 0;
+
+	/* as char_token(): a pending separator run first, then the character */
+#define CHAR_TOKEN(bytes, nbytes) \
+	do { \
+		if (space_pending) \
+		{ \
+			space_pending = false; \
+			if (ntokens > 0) \
+				push_hash(s, &nwin, &ntokens, &nout, space_hash); \
+		} \
+		push_hash(s, &nwin, &ntokens, &nout, hash_bytes((bytes), (nbytes), seed)); \
+	} while (0)
+
+	while (i < len)
+	{
+		uint32_t	b = p[i];
+		uint32_t	cp;
+		int			n;
+		const nd_fold *e;
+
+		if (b < 0x80)
+		{
+			uint8_t		w = ascii_word[b];
+
+			if (w)
+			{
+				tok[0] = w;
+				CHAR_TOKEN(tok, 1);
+			}
+			else
+				space_pending = true;
+			i++;
+			continue;
+		}
+		if (b >= 0xC2 && b < 0xE0)
+		{
+			if (i + 1 >= len || (p[i + 1] & 0xC0) != 0x80)
+				break;
+			cp = ((b & 0x1F) << 6) | (p[i + 1] & 0x3F);
+			n = 2;
+		}
+		else if (b >= 0xE0 && b < 0xF0)
+		{
+			if (i + 2 >= len || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80)
+				break;
+			cp = ((b & 0x0F) << 12) | ((uint32_t) (p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3F);
+			if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))
+				break;			/* overlong or surrogate: invalid */
+			n = 3;
+		}
+		else
+			break;
+
+		e = nd_unicode_entry(ucd, cp);
+		switch ((nd_char_class) e->cls)
+		{
+			case ND_CC_IGNORE:
+				break;
+			case ND_CC_SEP:
+				space_pending = true;
+				break;
+			case ND_CC_WORD:
+			case ND_CC_SOLO:
+				if (e->n == ND_FOLD_RELATIVE)
+				{
+					if (e->cp[0] == 0)
+						CHAR_TOKEN(p + i, (size_t) n);	/* as written */
+					else
+					{
+						int			nb = put_utf8(cp + e->cp[0], tok);
+
+						CHAR_TOKEN(tok, (size_t) nb);
+					}
+				}
+				else
+					for (int j = 0; j < e->n; j++)
+					{
+						int			nb = put_utf8(e->cp[j], tok);
+
+						CHAR_TOKEN(tok, (size_t) nb);
+					}
+				break;
+		}
+		i += n;
+	}
+#undef CHAR_TOKEN
+	s->nwin = nwin;
+	s->ntokens = ntokens;
+	s->nout = nout;
+	s->space_pending = space_pending;
+	return i;
+}
+
 /* Consumes as much of p[0..len) as forms whole UTF-8 sequences. */
 static size_t
 feed_bytes(nd_shingler *s, const uint8_t *p, size_t len)
@@ -473,6 +775,17 @@ feed_bytes(nd_shingler *s, const uint8_t *p, size_t len)
 	while (i < len)
 	{
 		uint8_t		b = p[i];
+
+		if (s->unit == ND_UNIT_CHAR && s->token_sink == NULL && s->toklen == 0)
+		{
+			size_t		used = utf8_chars(s, p + i, len - i);
+
+			if (used > 0)
+			{
+				i += used;
+				continue;
+			}
+		}
 
 		if (b < 0x80)
 		{
@@ -523,6 +836,17 @@ feed_bytes(nd_shingler *s, const uint8_t *p, size_t len)
 		{
 			uint32_t	cp;
 			int			n;
+
+			if (s->unit == ND_UNIT_WORD && s->token_sink == NULL)
+			{
+				size_t		used = utf8_words(s, p + i, len - i);
+
+				if (used > 0)
+				{
+					i += used;
+					continue;
+				}
+			}
 
 			/* two-byte sequences (Latin, Greek, Cyrillic, ...) inline */
 			if (b >= 0xC2 && b < 0xE0 && i + 1 < len && (p[i + 1] & 0xC0) == 0x80)

@@ -98,6 +98,11 @@
 #include "nd_unicode.h"
 #include "nd_unicode_table.h"
 
+_Static_assert(ND_FOLD_RELATIVE == ND_FOLD_REL, "nd_unicode.h is out of step with the table");
+_Static_assert(ND_UCD_BLOCK_SHIFT == ND_UCD_SHIFT, "nd_unicode.h is out of step with the table");
+
+const nd_ucd_tables nd_ucd = {nd_ucd_stage1, nd_ucd_stage2, nd_ucd_entries};
+
 /*
  * See nd_unicode.h.  The result is valid until the next call in the same
  * thread (see the notes at the top of this file).

@@ -48,6 +48,34 @@ typedef struct nd_fold
 extern const nd_fold *nd_unicode_lookup(uint32_t cp, nd_fold *scratch);
 
 /*
+ * The lookup tables themselves, for callers that look up a character per
+ * byte or two of text and cannot afford a call each time (the tokenizer's
+ * fast paths): nd_unicode_entry() is nd_unicode_lookup() without the
+ * materializing of relative entries.  nd_unicode.c checks that these
+ * constants match the generated table.
+ */
+#define ND_FOLD_RELATIVE 0xFF	/* n of an entry folding to cp + cp[0] */
+#define ND_UCD_BLOCK_SHIFT 7
+
+typedef struct nd_ucd_tables
+{
+	const uint8_t *stage1;
+	const uint16_t *stage2;
+	const nd_fold *entries;
+} nd_ucd_tables;
+
+extern const nd_ucd_tables nd_ucd;
+
+/* The raw table entry of cp <= U+10FFFF. */
+static inline const nd_fold *
+nd_unicode_entry(const nd_ucd_tables *t, uint32_t cp)
+{
+	return &t->entries[t->stage2[((uint32_t) t->stage1[cp >> ND_UCD_BLOCK_SHIFT]
+								  << ND_UCD_BLOCK_SHIFT) |
+								 (cp & ((1u << ND_UCD_BLOCK_SHIFT) - 1))]];
+}
+
+/*
  * Decodes one UTF-8 sequence from s[0..len).  Returns the number of bytes
  * consumed (1..4) and stores the code point in *cp.  An invalid or
  * truncated sequence consumes 1 byte and yields ND_UTF8_INVALID (a

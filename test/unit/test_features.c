@@ -10,7 +10,7 @@
 #include "tap.h"
 #include "xxhash.h"
 
-#define MAXF 4096
+#define MAXF 16384
 
 typedef struct
 {
@@ -231,6 +231,142 @@ test_chunking(void)
 }
 
 static void
+ignore_tokens(void *arg, const uint8_t *bytes, size_t len, bool last)
+{
+	(void) arg;
+	(void) bytes;
+	(void) len;
+	(void) last;
+}
+
+/* features through the general, character-at-a-time path only */
+static void
+features_slow(const char *text, size_t len, int shingle, nd_unit unit, flist *out)
+{
+	nd_shingler s;
+
+	out->n = 0;
+	nd_shingler_init(&s, shingle, unit, 1, collect, out);
+	s.token_sink = ignore_tokens;	/* the fast paths leave tokens to it */
+	nd_shingler_feed(&s, text, len);
+	nd_shingler_finish(&s);
+}
+
+/*
+ * Long non-ASCII texts: the fast paths for two- and three-byte characters
+ * give what the general path gives, whole or in pieces of any size.
+ */
+static void
+test_chunking_intl(void)
+{
+	static const char *const pieces[] = {
+		"\xd0\x9f\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82 ",	/* Привет */
+		"\xd0\x99\xd0\xbe\xd0\xb3\xd0\xb0, ",	/* Йога: fold with a mark removed */
+		"\xd1\x91\xd0\xbb\xd0\xba\xd0\xb0 ",	/* ёлка */
+		"Stra\xc3\x9f" "e ",	/* ß folds to two letters */
+		"Caf\xc3\xa9-\xc3\x89" "COLE ",
+		"\xce\x9f\xce\x94\xce\x9f\xce\xa3 \xcf\x82\xcf\x83 ",	/* Greek, final sigma */
+		"\xe6\x88\x91\xe7\x88\xb1\xe5\x8c\x97\xe4\xba\xac",	/* Han run */
+		"\xe3\x81\x8b\xe3\x82\x99\xef\xbd\xb6\xef\xbe\x9e",	/* kana, halfwidth */
+		"\xe3\x80\x82",		/* ideographic full stop */
+		"e\xcc\x81t\xc3\xa9 ",	/* combining acute: ignored */
+		"so\xc2\xad" "ft ",		/* soft hyphen inside a word */
+		"\xef\xbc\xa1\xef\xbc\xa2 ",	/* fullwidth AB */
+		"\xea\xb0\x80\xeb\x82\x98 ",	/* Hangul: a word */
+		"\xc2\xbd \xe2\x85\xa0 ",	/* one half, roman numeral one */
+		"mixed\xd0\xa1\xd0\xbb\xd0\xbe\xd0\xb2\xd0\xbeword ",
+		"\xf0\x9f\x98\x80 \xf0\xa0\x80\x80 ",	/* four-byte: emoji, Han ext. B */
+		"\xe2\x82 \xed\xa0\x80 \xe0\x80\xaf \xc0\x80 \xdf ",	/* invalid */
+		"\xe2\x80\x94",			/* em dash between words */
+	};
+	static char text[16384];
+	static flist whole, slow, parts;
+	int			all = 1;
+	int			slow_ok = 1;
+	size_t		len = 0;
+	uint32_t	r = 12345;
+
+	/* a one-letter word first: the char unit's first separator run */
+	memcpy(text, "\xd0\xaf, ", 4);
+	len = 4;
+	/* a pseudo-random mix of the pieces and of long tokens */
+	while (len < 8000)
+	{
+		const char *p;
+
+		r = r * 1103515245 + 12345;
+		p = pieces[(r >> 16) % (sizeof(pieces) / sizeof(pieces[0]))];
+		memcpy(text + len, p, strlen(p));
+		len += strlen(p);
+		if ((r >> 20) % 100 == 0)
+		{
+			/*
+			 * Now and then a token over several blocks, of characters
+			 * whose folds are 1 to 3 bytes long (ß -> ss, U+FB03 -> ffi),
+			 * so that block ends fall inside them.
+			 */
+			static const char *const c[] = {"\xd0\x94", "\xc3\x9f", "\xef\xac\x83",
+			"\xd0\xb4", "x", "\xc3\xa9", "Q"};
+			int			nc = 150 + (int) ((r >> 8) % 150);
+
+			for (int i = 0; i < nc; i++)
+			{
+				const char *ch;
+
+				r = r * 1103515245 + 12345;
+				ch = c[(r >> 16) % 7];
+				memcpy(text + len, ch, strlen(ch));
+				len += strlen(ch);
+			}
+			text[len++] = ' ';
+		}
+	}
+
+	/*
+	 * And tokens whose block ends fall inside a character's fold for
+	 * certain: after 0-2 ASCII letters, runs of U+FB03 (folds to "ffi") or
+	 * of U+00DF (folds to "ss").
+	 */
+	for (int pre = 0; pre < 3; pre++)
+		for (int ch = 0; ch < 2; ch++)
+		{
+			for (int i = 0; i < pre; i++)
+				text[len++] = 'x';
+			for (int i = 0; i < 150; i++)
+			{
+				const char *c = ch ? "\xef\xac\x83" : "\xc3\x9f";
+
+				memcpy(text + len, c, strlen(c));
+				len += strlen(c);
+			}
+			text[len++] = ' ';
+		}
+
+	for (int unit = 0; unit < 2; unit++)
+		for (int k = 1; k <= 5; k += 2)
+		{
+			features(text, len, k, unit, 1, 0, &whole);
+			features_slow(text, len, k, unit, &slow);
+			if (!same(&whole, &slow) || whole.n < 600)
+			{
+				slow_ok = 0;
+				printf("# unit %d k %d: fast and general paths differ (%zu, %zu features)\n", unit, k, whole.n, slow.n);
+			}
+			for (size_t step = 1; step <= 300; step += (step < 40 ? 1 : 37))
+			{
+				features(text, len, k, unit, 1, step, &parts);
+				if (!same(&whole, &parts))
+				{
+					all = 0;
+					printf("# unit %d k %d step %zu differs\n", unit, k, step);
+				}
+			}
+		}
+	ok(slow_ok, "non-ASCII text: the fast paths agree with the general path");
+	ok(all, "non-ASCII text: feeding in pieces gives the same features");
+}
+
+static void
 test_push_token(void)
 {
 	static flist a, b;
@@ -359,6 +495,7 @@ main(void)
 	test_folding();
 	test_long_tokens();
 	test_chunking();
+	test_chunking_intl();
 	test_push_token();
 	test_simhash();
 	return tap_done();
