@@ -519,6 +519,35 @@ push_hash(nd_shingler *s, int *nwin, uint64_t *ntokens, size_t *nout, uint64_t h
 }
 
 /*
+ * Decodes a complete, well-formed two- or three-byte UTF-8 sequence at
+ * p[0..len) inline: returns its length, or 0 for anything else (ASCII, four
+ * bytes, invalid, cut short), which nd_utf8_decode() then handles.
+ */
+static inline int
+decode_2or3(const uint8_t *p, size_t len, uint32_t *cp)
+{
+	uint8_t		b = p[0];
+
+	if (b >= 0xC2 && b < 0xE0)
+	{
+		if (len < 2 || (p[1] & 0xC0) != 0x80)
+			return 0;
+		*cp = ((uint32_t) (b & 0x1F) << 6) | (p[1] & 0x3F);
+		return 2;
+	}
+	if (b >= 0xE0 && b < 0xF0)
+	{
+		if (len < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80)
+			return 0;
+		*cp = ((uint32_t) (b & 0x0F) << 12) | ((uint32_t) (p[1] & 0x3F) << 6) | (p[2] & 0x3F);
+		if (*cp < 0x800 || (*cp >= 0xD800 && *cp <= 0xDFFF))
+			return 0;			/* overlong or surrogate: invalid */
+		return 3;
+	}
+	return 0;
+}
+
+/*
  * The word tokenizer's path for text that is not ASCII words: two- and
  * three-byte characters (Latin, Greek, Cyrillic, Han, kana, ...), with the
  * ASCII separators and letters between and inside them.  It does what
@@ -572,23 +601,8 @@ utf8_words(nd_shingler *s, const uint8_t *p, size_t len)
 			i++;
 			continue;
 		}
-		if (b >= 0xC2 && b < 0xE0)
-		{
-			if (i + 1 >= len || (p[i + 1] & 0xC0) != 0x80)
-				break;
-			cp = ((b & 0x1F) << 6) | (p[i + 1] & 0x3F);
-			n = 2;
-		}
-		else if (b >= 0xE0 && b < 0xF0)
-		{
-			if (i + 2 >= len || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80)
-				break;
-			cp = ((b & 0x0F) << 12) | ((uint32_t) (p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3F);
-			if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))
-				break;			/* overlong or surrogate: invalid */
-			n = 3;
-		}
-		else
+		n = decode_2or3(p + i, len - i, &cp);
+		if (n == 0)
 			break;
 
 		e = nd_unicode_entry(ucd, cp);
@@ -707,23 +721,8 @@ utf8_chars(nd_shingler *s, const uint8_t *p, size_t len)
 			i++;
 			continue;
 		}
-		if (b >= 0xC2 && b < 0xE0)
-		{
-			if (i + 1 >= len || (p[i + 1] & 0xC0) != 0x80)
-				break;
-			cp = ((b & 0x1F) << 6) | (p[i + 1] & 0x3F);
-			n = 2;
-		}
-		else if (b >= 0xE0 && b < 0xF0)
-		{
-			if (i + 2 >= len || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80)
-				break;
-			cp = ((b & 0x0F) << 12) | ((uint32_t) (p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3F);
-			if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))
-				break;			/* overlong or surrogate: invalid */
-			n = 3;
-		}
-		else
+		n = decode_2or3(p + i, len - i, &cp);
+		if (n == 0)
 			break;
 
 		e = nd_unicode_entry(ucd, cp);
@@ -848,13 +847,8 @@ feed_bytes(nd_shingler *s, const uint8_t *p, size_t len)
 				}
 			}
 
-			/* two-byte sequences (Latin, Greek, Cyrillic, ...) inline */
-			if (b >= 0xC2 && b < 0xE0 && i + 1 < len && (p[i + 1] & 0xC0) == 0x80)
-			{
-				cp = ((uint32_t) (b & 0x1F) << 6) | (p[i + 1] & 0x3F);
-				n = 2;
-			}
-			else
+			n = decode_2or3(p + i, len - i, &cp);
+			if (n == 0)
 			{
 				n = nd_utf8_decode(p + i, len - i, &cp);
 				if (n < 0)
