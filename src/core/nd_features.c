@@ -16,6 +16,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "nd_mix.h"
 #include "nd_unicode.h"
 #include "xxhash.h"
 
@@ -83,19 +84,11 @@ hash_bytes(const void *p, size_t len, uint64_t seed)
  * bit to be close to an independent fair coin.
  */
 static inline uint64_t
-mul_fold(uint64_t a, uint64_t b)
-{
-	__uint128_t r = (__uint128_t) a * b;
-
-	return (uint64_t) r ^ (uint64_t) (r >> 64);
-}
-
-static inline uint64_t
 hash_shingle(const uint64_t *token_hashes_le, int n, uint64_t seed)
 {
 	uint64_t	acc = seed ^ ((uint64_t) n * 0x9E3779B185EBCA87ull);
 
-#define FOLD(i) mul_fold(from_le64(token_hashes_le[i]) ^ ((uint64_t) ((i) + 1) * 0xA0761D6478BD642Full), \
+#define FOLD(i) nd_mul_fold(from_le64(token_hashes_le[i]) ^ ((uint64_t) ((i) + 1) * 0xA0761D6478BD642Full), \
 						 0xE7037ED1A0B428DBull)
 	if (n == 3)					/* the default, unrolled */
 		acc += FOLD(0) + FOLD(1) + FOLD(2);
@@ -103,12 +96,7 @@ hash_shingle(const uint64_t *token_hashes_le, int n, uint64_t seed)
 		for (int i = 0; i < n; i++)
 			acc += FOLD(i);
 #undef FOLD
-	acc ^= acc >> 33;
-	acc *= 0xFF51AFD7ED558CCDull;
-	acc ^= acc >> 33;
-	acc *= 0xC4CEB9FE1A85EC53ull;
-	acc ^= acc >> 33;
-	return acc;
+	return nd_fmix64(acc);
 }
 
 uint64_t

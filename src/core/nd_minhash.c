@@ -15,21 +15,11 @@
 #include <string.h>
 
 #include "nd_features.h"
+#include "nd_mix.h"
 
 /* A bin no feature fell into: above every value (values are 63-bit). */
 #define EMPTY_BIN	UINT64_MAX
 
-/* murmur3's 64-bit finalizer: a bijection with full avalanche. */
-static inline uint64_t
-fmix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xFF51AFD7ED558CCDull;
-	x ^= x >> 33;
-	x *= 0xC4CEB9FE1A85EC53ull;
-	x ^= x >> 33;
-	return x;
-}
 
 /* splitmix64's output function on seed + i * golden: the seed's i-th key */
 static inline uint64_t
@@ -80,14 +70,14 @@ nd_minhash_add(nd_minhash *mh, const uint64_t *features, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 	{
-		uint64_t	x = fmix64(features[i] ^ kb);
+		uint64_t	x = nd_fmix64(features[i] ^ kb);
 		int			bin = bin_of(x, k);
 
 		/*
 		 * The value is a second mix of x, independent of the bits that chose
 		 * the bin; shifted to 63 bits so that it never equals EMPTY_BIN.
 		 */
-		uint64_t	v = fmix64(x ^ kv) >> 1;
+		uint64_t	v = nd_fmix64(x ^ kv) >> 1;
 
 		if (v < mins[bin])
 			mins[bin] = v;
@@ -128,7 +118,7 @@ nd_minhash_result(const nd_minhash *mh, uint32_t *sig)
 				continue;
 			for (uint64_t attempt = 1;; attempt++)
 			{
-				uint64_t	r = fmix64(mh->key_probe ^ (((uint64_t) i << 40) | attempt));
+				uint64_t	r = nd_fmix64(mh->key_probe ^ (((uint64_t) i << 40) | attempt));
 				int			j = bin_of(r, k);
 
 				if (mh->mins[j] != EMPTY_BIN)
