@@ -45,44 +45,9 @@ nd_minhash_jaccard(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8(nd_minhash_estimate(a, b, na));
 }
 
-/* A growing set of feature hashes. */
-typedef struct FeatureSet
-{
-	uint64	   *v;
-	size_t		n;
-	size_t		cap;
-} FeatureSet;
-
-static void
-collect(void *arg, const uint64_t *features, size_t n)
-{
-	FeatureSet *fs = arg;
-
-	if (fs->n + n > fs->cap)
-	{
-		while (fs->n + n > fs->cap)
-			fs->cap *= 2;
-		if (fs->cap * sizeof(uint64) > MaxAllocHugeSize)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("too many shingles")));
-		fs->v = repalloc_huge(fs->v, fs->cap * sizeof(uint64));
-	}
-	memcpy(fs->v + fs->n, features, n * sizeof(uint64));
-	fs->n += n;
-}
-
-static void
-feature_set_init(FeatureSet *fs)
-{
-	fs->cap = 1024;
-	fs->n = 0;
-	fs->v = palloc(fs->cap * sizeof(uint64));
-}
-
 /* |a ∩ b| / |a ∪ b| of two feature multisets, or false when both are empty */
 static bool
-exact_jaccard(FeatureSet *a, FeatureSet *b, float8 *j)
+exact_jaccard(NdFeatureList *a, NdFeatureList *b, float8 *j)
 {
 	size_t		common;
 
@@ -105,21 +70,21 @@ nd_jaccard_text(PG_FUNCTION_ARGS)
 	text	   *a = PG_GETARG_TEXT_PP(0);
 	text	   *b = PG_GETARG_TEXT_PP(1);
 	NdTextParams p = nd_text_params(fcinfo, 2, 3, 4);
-	FeatureSet	fa,
+	NdFeatureList	fa,
 				fb;
 	float8		j;
 
-	feature_set_init(&fa);
-	feature_set_init(&fb);
-	nd_text_features(a, &p, collect, &fa, NULL, NULL);
-	nd_text_features(b, &p, collect, &fb, NULL, NULL);
+	nd_feature_list_init(&fa, MaxAllocHugeSize / sizeof(uint64));
+	nd_feature_list_init(&fb, MaxAllocHugeSize / sizeof(uint64));
+	nd_text_features(a, &p, nd_feature_list_add, &fa, NULL, NULL);
+	nd_text_features(b, &p, nd_feature_list_add, &fb, NULL, NULL);
 	if (!exact_jaccard(&fa, &fb, &j))
 		PG_RETURN_NULL();
 	PG_RETURN_FLOAT8(j);
 }
 
 static void
-int8_array_set(ArrayType *arr, FeatureSet *fs)
+int8_array_set(ArrayType *arr, NdFeatureList *fs)
 {
 	Datum	   *values;
 	bool	   *nulls;
@@ -131,7 +96,7 @@ int8_array_set(ArrayType *arr, FeatureSet *fs)
 				 errmsg("feature array must be one-dimensional")));
 	deconstruct_array(arr, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &values, &nulls, &n);
-	fs->cap = Max(n, 1);
+	fs->cap = fs->limit = Max(n, 1);
 	fs->n = 0;
 	fs->v = palloc(fs->cap * sizeof(uint64));
 	for (int i = 0; i < n; i++)
@@ -147,7 +112,7 @@ PG_FUNCTION_INFO_V1(nd_jaccard_int8_array);
 Datum
 nd_jaccard_int8_array(PG_FUNCTION_ARGS)
 {
-	FeatureSet	fa,
+	NdFeatureList	fa,
 				fb;
 	float8		j;
 

@@ -243,45 +243,47 @@ nd_text_shingles(PG_FUNCTION_ARGS)
 											  p.unit == ND_UNIT_WORD ? " " : ""));
 }
 
-/* The feature hashes simhash(text) votes with, as bigint. */
-typedef struct HashCollector
+void
+nd_feature_list_init(NdFeatureList *fl, size_t limit)
 {
-	int64	   *v;
-	size_t		n;
-	size_t		cap;
-} HashCollector;
-
-static void
-collect_hashes(void *arg, const uint64_t *features, size_t n)
-{
-	HashCollector *hc = arg;
-
-	if (hc->n + n > hc->cap)
-	{
-		if (hc->cap >= MaxArraySize / 2)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("too many shingles for an array"),
-					 errdetail("An array holds at most %d elements.", (int) MaxArraySize)));
-		hc->cap *= 2;
-		hc->v = repalloc_huge(hc->v, hc->cap * sizeof(int64));
-	}
-	memcpy(hc->v + hc->n, features, n * sizeof(int64));
-	hc->n += n;
+	fl->cap = 1024;
+	fl->n = 0;
+	fl->limit = limit;
+	fl->v = palloc(fl->cap * sizeof(uint64));
 }
 
+void
+nd_feature_list_add(void *arg, const uint64_t *features, size_t n)
+{
+	NdFeatureList *fl = arg;
+
+	if (fl->n + n > fl->cap)
+	{
+		if (fl->n + n > fl->limit)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many shingles"),
+					 errdetail("At most %zu can be collected here.", fl->limit)));
+		while (fl->n + n > fl->cap)
+			fl->cap *= 2;
+		fl->cap = Min(fl->cap, fl->limit);
+		fl->v = repalloc_huge(fl->v, fl->cap * sizeof(uint64));
+	}
+	memcpy(fl->v + fl->n, features, n * sizeof(uint64));
+	fl->n += n;
+}
+
+/* The feature hashes simhash(text) votes with, as bigint. */
 PG_FUNCTION_INFO_V1(nd_shingle_hashes);
 Datum
 nd_shingle_hashes(PG_FUNCTION_ARGS)
 {
 	text	   *doc = PG_GETARG_TEXT_PP(0);
 	NdTextParams p = nd_text_params(fcinfo, 1, 2, 3);
-	HashCollector hc;
+	NdFeatureList fl;
 
-	hc.cap = 1024;
-	hc.n = 0;
-	hc.v = palloc(hc.cap * sizeof(int64));
-	nd_text_features(doc, &p, collect_hashes, &hc, NULL, NULL);
-	PG_RETURN_ARRAYTYPE_P(construct_array((Datum *) hc.v, (int) hc.n, INT8OID,
+	nd_feature_list_init(&fl, MaxArraySize);
+	nd_text_features(doc, &p, nd_feature_list_add, &fl, NULL, NULL);
+	PG_RETURN_ARRAYTYPE_P(construct_array((Datum *) fl.v, (int) fl.n, INT8OID,
 										  sizeof(int64), true, TYPALIGN_DOUBLE));
 }

@@ -39,4 +39,20 @@ extern void nd_text_features(text *doc, const NdTextParams *params,
 							 nd_feature_sink sink, void *sink_arg,
 							 nd_token_sink token_sink, void *token_arg);
 
+/*
+ * Feature hashes collected in order, in a buffer that grows up to `limit`
+ * elements (then a program_limit_exceeded error): nd_feature_list_add is an
+ * nd_feature_sink for nd_text_features().
+ */
+typedef struct NdFeatureList
+{
+	uint64	   *v;
+	size_t		n;
+	size_t		cap;
+	size_t		limit;
+} NdFeatureList;
+
+extern void nd_feature_list_init(NdFeatureList *fl, size_t limit);
+extern void nd_feature_list_add(void *fl, const uint64_t *features, size_t n);
+
 #endif							/* TEXT_FEATURES_H */
