@@ -13,7 +13,7 @@ MODULE_big  = neardup
 CORE_SRCS   = $(sort $(wildcard src/core/*.c))
 
 # SQL-facing code, one file per concern.
-SQL_SRCS    = $(sort $(wildcard src/*.c src/index/*.c src/planner/*.c))
+SQL_SRCS    = $(sort $(wildcard src/*.c src/index/*.c src/planner/*.c src/dedup/*.c))
 
 OBJS        = $(SQL_SRCS:.c=.o) $(CORE_SRCS:.c=.o)
 
@@ -43,7 +43,7 @@ endif
 
 # PGXS does not track header dependencies: rebuild everything when any
 # header changes (struct layouts are shared between files).
-$(OBJS): $(wildcard src/*.h src/core/*.h src/index/*.h src/planner/*.h)
+$(OBJS): $(wildcard src/*.h src/core/*.h src/index/*.h src/planner/*.h src/dedup/*.h)
 
 .PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist
 

@@ -790,3 +790,13 @@ SELECT @extschema@.minhash_bands(sig, bands, rows)
 $$;
 
 -- ===== end section: minhash =====
+
+-- ===== section: dedup pairs (src/dedup/pairs.c, src/dedup/band_keys.c) =====
+-- Exact all-pairs search over a table's fingerprints, and the band keys
+-- that let PostgreSQL's own joins find the same pairs.
+-- ===== end section: dedup pairs =====
+
+-- ===== section: dedup clusters (src/dedup/clusters.c) =====
+-- Connected components over near-duplicate pairs, and keep-one helpers for
+-- the nightly dedup job.
+-- ===== end section: dedup clusters =====
