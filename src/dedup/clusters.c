@@ -174,6 +174,8 @@ nd_dedup_clusters(PG_FUNCTION_ARGS)
 			Datum		db = SPI_getbinval(tt->vals[r], tt->tupdesc, 2, &null_b);
 			int64		a,
 						b;
+			uint32		ia,
+						ib;
 
 			/* a pair with an unknown end, or of a row with itself: no edge */
 			if (null_a || null_b)
@@ -182,7 +184,10 @@ nd_dedup_clusters(PG_FUNCTION_ARGS)
 			b = int_datum(db, type[1]);
 			if (a == b)
 				continue;
-			nd_uf_union(&uf, id_index(map, &uf, a), id_index(map, &uf, b));
+			/* in this order: ids are numbered as first seen */
+			ia = id_index(map, &uf, a);
+			ib = id_index(map, &uf, b);
+			nd_uf_union(&uf, ia, ib);
 			npairs++;
 		}
 		SPI_freetuptable(tt);
