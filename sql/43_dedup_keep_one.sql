@@ -78,6 +78,15 @@ ROLLBACK;
 SELECT DISTINCT cluster_id, representative
 FROM dedup_representatives('"Dup Docs"', 'Id', 'SELECT a, b FROM pair', '"Id" DESC') ORDER BY 1;
 
+-- Even when the table has columns named like the result's.
+CREATE TABLE clash (id int, cluster_id int, representative int);
+INSERT INTO clash SELECT i, -i, i % 3 FROM generate_series(1, 6) i;
+SELECT * FROM dedup_representatives('clash', 'id', 'VALUES (1, 2), (2, 3), (4, 5), (5, 6)', 'id DESC')
+ORDER BY 1;
+SELECT * FROM dedup_representatives('clash', 'id', 'VALUES (1, 2), (2, 3), (4, 5), (5, 6)', 'representative DESC, cluster_id')
+ORDER BY 1;
+DROP TABLE clash;
+
 -- Flag mode: non-representatives true, representatives false, nothing
 -- else touched; the count is of rows whose flag changed.
 BEGIN;

@@ -845,17 +845,16 @@ BEGIN
         RAISE EXCEPTION 'id column "%" of relation % must be an integer column', id_column, source
             USING ERRCODE = 'datatype_mismatch', DETAIL = pg_catalog.format('It is of type %s.', typ);
     END IF;
-    -- keep_order sees only source's columns (the ranking subquery's FROM
-    -- has nothing else), so 'id DESC' or 'cluster_id' mean source's.
+    -- keep_order must see source's columns only: the clusters' columns
+    -- get names no table has, so that 'id DESC' means source's id.
     RETURN QUERY EXECUTE pg_catalog.format(
-        'WITH c AS MATERIALIZED (SELECT * FROM @extschema@.dedup_clusters($1)) '
-        'SELECT c.id, c.cluster_id, '
-        '       pg_catalog.first_value(c.id) OVER (PARTITION BY c.cluster_id ORDER BY r.rank) '
-        'FROM c JOIN (SELECT s.%1$I::pg_catalog.int8 AS id, '
-        '                    pg_catalog.row_number() OVER (ORDER BY %3$s s.%1$I) AS rank '
-        '             FROM %2$s s '
-        '             WHERE s.%1$I OPERATOR(pg_catalog.=) ANY (SELECT c.id FROM c)) r '
-        '  ON r.id OPERATOR(pg_catalog.=) c.id',
+        'SELECT c."neardup: id", c."neardup: cluster_id", '
+        '       pg_catalog.first_value(c."neardup: id") '
+        '           OVER (PARTITION BY c."neardup: cluster_id" ORDER BY %3$s s.%1$I) '
+        'FROM %2$s s '
+        'JOIN (SELECT x.id AS "neardup: id", x.cluster_id AS "neardup: cluster_id" '
+        '      FROM @extschema@.dedup_clusters($1) x) c '
+        '  ON s.%1$I OPERATOR(pg_catalog.=) c."neardup: id"',
         id_column, source, keep_order OPERATOR(pg_catalog.||) ', ')
     USING pairs_query;
 END
