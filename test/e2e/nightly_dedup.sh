@@ -42,8 +42,8 @@ echo "# corpus: $(psql_q -c "SELECT count(*) FROM doc") rows on night 1, $(psql_
 
 psql_q -f "$ROOT/test/demo/nightly_setup.sql"
 night 1
-# Between nights: the second half arrives; a representative (the longest
-# text of the largest cluster) and a flagged row are deleted.
+# Between nights: the second half arrives; a representative (the kept row
+# with the most pairs) and a flagged row are deleted.
 gone=$(psql_q -c "SELECT string_agg(id::text, ',') FROM (
 	(SELECT id FROM doc WHERE NOT is_dup AND id IN (SELECT id FROM dedup_clusters('SELECT id_a, id_b FROM dedup_pair'))
 	 ORDER BY (SELECT count(*) FROM dedup_pair WHERE id_a = doc.id OR id_b = doc.id) DESC, id LIMIT 1)
