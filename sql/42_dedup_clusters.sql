@@ -123,6 +123,12 @@ FROM generate_series(1, 30) b, generate_series(1, 60) w GROUP BY b;
 INSERT INTO txt (id, body)
 SELECT t.id + e, regexp_replace(t.body, '\S+$', 'edit' || e) || ' tail' || e
 FROM txt t, generate_series(1, 4) e;
+-- Distractors: the first 40 words of a base text and 20 others (Jaccard
+-- with the base about 0.5: below the threshold).
+INSERT INTO txt (id, body)
+SELECT 1000 + b, string_agg(CASE WHEN w <= 40 THEN md5(b || '/' || w) ELSE md5('other' || b || '/' || w) END,
+                            ' ' ORDER BY w)
+FROM generate_series(1, 30) b, generate_series(1, 60) w GROUP BY b;
 UPDATE txt SET sig = minhash(body);
 CREATE INDEX txt_bands ON txt USING gin (minhash_bands(sig, 16, 8));
 ANALYZE txt;
@@ -142,6 +148,14 @@ $$);
 SELECT count(*) AS ids, count(DISTINCT cluster_id) AS clusters,
        bool_and(id / 10 * 10 = cluster_id) AS each_base_with_its_edits
 FROM txt_clusters;
+-- The band join misses no pair that the exact similarity finds over all
+-- pairs (a scan), and the distractors are what they should be.
+SELECT count(*) AS exact_pairs,
+       count(*) FILTER (WHERE minhash_bands(a.sig, 16, 8) && minhash_bands(b.sig, 16, 8)
+                          AND minhash_jaccard(a.sig, b.sig) >= 0.7) AS found_by_bands
+FROM txt a JOIN txt b ON a.id < b.id WHERE jaccard(a.body, b.body) >= 0.7;
+SELECT round(min(jaccard(d.body, t.body))::numeric, 2) AS min_j, round(max(jaccard(d.body, t.body))::numeric, 2) AS max_j
+FROM txt d JOIN txt t ON t.id = (d.id - 1000) * 10 WHERE d.id > 1000;
 
 -- Runs as the caller: the query cannot read what the caller cannot.
 CREATE ROLE nd_clusters_reader;

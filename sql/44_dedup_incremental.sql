@@ -101,6 +101,43 @@ SELECT count(*) AS differences FROM (
     UNION ALL
     (SELECT * FROM dedup_clusters('SELECT id_a, id_b FROM full_pair') EXCEPT TABLE new_clusters)) x;
 
+-- The same with MinHash band keys: the band join restricted to the new
+-- rows, with the kept pairs, gives the full run's pairs.  Texts: 40 bases
+-- of 50 words; ids 1 .. 400 old, 401 .. 600 new; the edits of a base
+-- (last word changed) are spread over both.
+CREATE TABLE txt (id int PRIMARY KEY, body text, sig int4[]);
+INSERT INTO txt
+SELECT i, (SELECT string_agg(CASE WHEN w = 50 AND i > 40 THEN 'edit' || i ELSE md5((i % 40) || '/' || w) END, ' ' ORDER BY w)
+           FROM generate_series(1, 50) w), NULL
+FROM generate_series(1, 600) i WHERE i <= 40 OR i % 7 = 0 OR i % 11 = 0;
+UPDATE txt SET sig = minhash(body);
+CREATE INDEX ON txt USING gin (minhash_bands(sig, 16, 8));
+ANALYZE txt;
+CREATE TABLE txt_pair (id_a int, id_b int, PRIMARY KEY (id_a, id_b));
+INSERT INTO txt_pair
+SELECT a.id, b.id FROM txt a JOIN txt b
+  ON minhash_bands(b.sig, 16, 8) && minhash_bands(a.sig, 16, 8) AND a.id < b.id
+WHERE a.id <= 400 AND b.id <= 400 AND minhash_jaccard(a.sig, b.sig) >= 0.8;
+SELECT count(*) AS old_pairs FROM txt_pair;
+INSERT INTO txt_pair
+SELECT least(n.id, o.id), greatest(n.id, o.id) FROM txt n JOIN txt o
+  ON minhash_bands(o.sig, 16, 8) && minhash_bands(n.sig, 16, 8) AND o.id <> n.id
+WHERE n.id > 400 AND minhash_jaccard(n.sig, o.sig) >= 0.8
+ON CONFLICT DO NOTHING;
+CREATE TABLE txt_full AS
+SELECT a.id AS id_a, b.id AS id_b FROM txt a JOIN txt b
+  ON minhash_bands(b.sig, 16, 8) && minhash_bands(a.sig, 16, 8) AND a.id < b.id
+WHERE minhash_jaccard(a.sig, b.sig) >= 0.8;
+SELECT (SELECT count(*) FROM txt_full) AS full_pairs,
+       (SELECT count(*) FROM (TABLE txt_full EXCEPT TABLE txt_pair) x) AS missing,
+       (SELECT count(*) FROM (TABLE txt_pair EXCEPT TABLE txt_full) x) AS extra;
+-- Clusters: one per base text (i % 40), each with all of its edits.
+SELECT count(DISTINCT cluster_id) AS clusters,
+       count(*) AS ids,
+       count(DISTINCT (cluster_id, id % 40)) AS base_cluster_combinations
+FROM dedup_clusters('SELECT id_a, id_b FROM txt_pair');
+DROP TABLE txt, txt_pair, txt_full;
+
 -- Errors.
 \set VERBOSITY sqlstate
 SELECT * FROM simhash_pairs_since('t', 'id', NULL, 1500);
