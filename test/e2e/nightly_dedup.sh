@@ -89,6 +89,12 @@ grep -qE '^ +0 *$' <(sed -n '/new_pairs/,/row/p' "/tmp/nd-night-$$-3") && grep -
 ok $? "night 3 (nothing new) finds no pair and changes no flag"
 r=$(psql_q -c "SELECT count(*) FROM doc WHERE sh IS NULL AND simhash(body) IS NOT NULL")
 ok $([ "$r" = 0 ] && echo 0 || echo 1) "every new row was fingerprinted"
+# pg_cron sends a job as one command string: the file must work that way.
+before=$(psql_q -c "SELECT md5(string_agg(id || ':' || is_dup, ',' ORDER BY id)) FROM doc")
+psql -X -q -v ON_ERROR_STOP=1 -c "$(cat "$ROOT/test/demo/nightly_dedup.sql")" >/dev/null
+r=$?
+after=$(psql_q -c "SELECT md5(string_agg(id || ':' || is_dup, ',' ORDER BY id)) FROM doc")
+ok $([ "$r" = 0 ] && [ "$before" = "$after" ] && echo 0 || echo 1) "the job's text runs as one command string, as pg_cron sends it (and changes nothing)"
 
 # The same job once, from scratch, on the final table.
 psql_q -c "CREATE TABLE incremental AS SELECT id, is_dup FROM doc" \
