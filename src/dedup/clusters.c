@@ -129,7 +129,7 @@ nd_dedup_clusters(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	/* syntax and permission errors are raised here, as the caller's */
+	/* the query's own errors (syntax, permissions) are raised as the caller's */
 	plan = SPI_prepare(query, 0, NULL);
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
