@@ -85,50 +85,117 @@ nd_minhash_add(nd_minhash *mh, const uint64_t *features, size_t n)
 	mh->n += n;
 }
 
+/* Walks per empty bin; see densify(). */
+#define WALKS	4
+
+/*
+ * Densification: empty bin i takes the value of the first non-empty bin of
+ * a sequence that depends only on the seed, k and i, never on the data.
+ * Two sets whose bins i are both empty then agree there exactly when the
+ * first bin of the sequence that is non-empty in their union holds the
+ * union's minimum in both, which happens with probability equal to their
+ * Jaccard similarity: the collision probability of k independent
+ * permutations (Shrivastava, ICML 2017, for any data-independent sequence).
+ *
+ * Shrivastava's sequence is uniformly random bins: k / m probes per empty
+ * bin for m non-empty bins, k^2 / m in all, each probe a branch that the
+ * processor mostly mispredicts.  On a short document that was most of the
+ * time of minhash().  Our sequence interleaves WALKS walks from random
+ * starts, even ones to the right and odd ones to the left (start 0, 1, 2,
+ * 3, then each one bin further, cyclically).  The first non-empty bin it
+ * meets is the nearest one to a start, found in O(1) from successor and
+ * predecessor tables built in two sweeps: O(k) in all, without branches.
+ *
+ * A non-empty bin after a long run of empty ones is met more often than a
+ * uniformly random choice would meet it, so two empty bins borrow the same
+ * bin a little more often: the estimate's variance rises for sets much
+ * smaller than k (simulated standard deviation at k = 128, J = 0.5: +4% at
+ * 28 features, +25% at 5, against uniform probes); its mean does not move.
+ */
+static void
+densify(const nd_minhash *mh, uint32_t *sig)
+{
+	const uint64_t *mins = mh->mins;
+	int			k = mh->k;
+	int16_t		succ[ND_MINHASH_MAX_PERM];
+	int16_t		pred[ND_MINHASH_MAX_PERM];
+	int			first = 0,
+				last = k - 1,
+				next,
+				prev;
+
+	/* some bin is full: n > 0 */
+	while (mins[first] == EMPTY_BIN)
+		first++;
+	while (mins[last] == EMPTY_BIN)
+		last--;
+
+	/*
+	 * The sweeps and the loop below have no branches: which bins are empty
+	 * is data, which the processor cannot predict.
+	 *
+	 * succ[p]: the first non-empty bin at or after p, counted on from k past
+	 * the end (so that succ[p] - p is the distance); pred[p]: the last one
+	 * at or before p, counted down from 0 before the start.  Values in (-k,
+	 * 2k): int16 for k <= 8192.
+	 */
+	next = first + k;
+	prev = last - k;
+	for (int p = 0, q = k - 1; p < k; p++, q--)
+	{
+		/* two independent dependency chains, interleaved */
+		int			full_q = -(mins[q] != EMPTY_BIN);
+		int			full_p = -(mins[p] != EMPTY_BIN);
+
+		next = (q & full_q) | (next & ~full_q);
+		succ[q] = (int16_t) next;
+		prev = (p & full_p) | (prev & ~full_p);
+		pred[p] = (int16_t) prev;
+	}
+
+	for (int i = 0; i < k; i++)
+	{
+		uint64_t	x = nd_mul_fold(mh->key_probe ^ (uint64_t) i, 0x9E3779B97F4A7C15ull);
+		int			from = 0,
+					dist = INT32_MAX;
+		uint32_t	full;
+
+		/*
+		 * Walk c meets its bin after WALKS * distance + c steps: the smallest
+		 * distance wins, ties going to the lower c (strict <).  Starts are
+		 * 16-bit slices of x scaled to [0, k).
+		 */
+		for (int c = 0; c < WALKS; c++)
+		{
+			int			r = (int) ((((x >> (16 * c)) & 0xFFFF) * (uint64_t) k) >> 16);
+			int			at = (c & 1) ? pred[r] : succ[r];
+			int			d = (c & 1) ? r - at : at - r;
+
+			from = d < dist ? at : from;
+			dist = d < dist ? d : dist;
+		}
+		from += (from < 0) ? k : (from >= k) ? -k : 0;
+		full = -(uint32_t) (mins[i] != EMPTY_BIN);
+		sig[i] = (sig[i] & full) | ((uint32_t) (mins[from] >> 31) & ~full);
+	}
+}
+
 bool
 nd_minhash_result(const nd_minhash *mh, uint32_t *sig)
 {
 	int			k = mh->k;
-	int			empty = 0;
+	bool		empty = false;
 
 	if (mh->n == 0)
 		return false;
 
 	for (int i = 0; i < k; i++)
 	{
-		if (mh->mins[i] == EMPTY_BIN)
-			empty++;
-		else
-			sig[i] = (uint32_t) (mh->mins[i] >> 31);
+		sig[i] = (uint32_t) (mh->mins[i] >> 31);
+		empty |= (mh->mins[i] == EMPTY_BIN);
 	}
-
-	/*
-	 * Optimal densification: empty bin i probes bins h(i, 1), h(i, 2), ...
-	 * (a function of the seed and i only) until it finds one that was not
-	 * empty, and takes that bin's value.  Two sets whose bins i are both
-	 * empty agree there exactly when their borrowed bins agree, which keeps
-	 * the collision probability at the Jaccard similarity.  Expected probes
-	 * per empty bin: k / (non-empty bins).
-	 */
-	if (empty > 0)
-	{
-		for (int i = 0; i < k; i++)
-		{
-			if (mh->mins[i] != EMPTY_BIN)
-				continue;
-			for (uint64_t attempt = 1;; attempt++)
-			{
-				uint64_t	r = nd_fmix64(mh->key_probe ^ (((uint64_t) i << 40) | attempt));
-				int			j = bin_of(r, k);
-
-				if (mh->mins[j] != EMPTY_BIN)
-				{
-					sig[i] = (uint32_t) (mh->mins[j] >> 31);
-					break;
-				}
-			}
-		}
-	}
+	if (empty)
+		densify(mh, sig);
 	return true;
 }
 

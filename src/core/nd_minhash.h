@@ -8,11 +8,13 @@
  * Each feature's 64-bit hash is mixed with the seed's key; the mix picks
  * the feature's bin (multiply-shift on its high half) and, through a second
  * mix, its value; a bin keeps its smallest value.  One pass, O(n + k), for
- * k values.  A bin no feature fell into borrows the value of a non-empty
- * bin chosen by a probe sequence that depends only on the seed and the
- * bin's index (never on the data), so two sets agree at a position with
+ * k values.  A bin no feature fell into borrows the value of the first
+ * non-empty bin of a sequence that depends only on the seed and the bin's
+ * index (never on the data), so two sets agree at a position with
  * probability equal to their Jaccard similarity, as with k independent
- * permutations.
+ * permutations.  The sequence interleaves four walks from random starts,
+ * so that the borrowed bin is found in O(1) from successor and predecessor
+ * tables: O(k) in all, however few bins are full.
  *
  * Values are the 32 high bits of each bin's 64-bit minimum: half the
  * storage of 64-bit values, and a chance collision of two different minima
