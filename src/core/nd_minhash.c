@@ -48,13 +48,15 @@ nd_minhash_check(int k)
 }
 
 void
-nd_minhash_init(nd_minhash *mh, int k, uint64_t seed, uint64_t *mins)
+nd_minhash_init(nd_minhash *mh, int k, uint64_t seed, uint64_t *mins,
+				const uint16_t *starts)
 {
 	mh->k = k;
 	mh->key_bin = seed_key(seed, 0);
 	mh->key_value = seed_key(seed, 1);
 	mh->key_probe = seed_key(seed, 2);
 	mh->mins = mins;
+	mh->starts = starts;
 	mh->n = 0;
 	for (int i = 0; i < k; i++)
 		mins[i] = EMPTY_BIN;
@@ -78,15 +80,32 @@ nd_minhash_add(nd_minhash *mh, const uint64_t *features, size_t n)
 		 * the bin; shifted to 63 bits so that it never equals EMPTY_BIN.
 		 */
 		uint64_t	v = nd_fmix64(x ^ kv) >> 1;
+		uint64_t	m = mins[bin];
 
-		if (v < mins[bin])
-			mins[bin] = v;
+		/* no branch: whether a feature lowers its bin is data */
+		mins[bin] = v < m ? v : m;
 	}
 	mh->n += n;
 }
 
-/* Walks per empty bin; see densify(). */
-#define WALKS	4
+/* Bin i's walk starts: 16-bit slices of one mix of i, scaled to [0, k). */
+static inline void
+walk_starts(uint64_t key, int k, int i, uint16_t *r)
+{
+	uint64_t	x = nd_mul_fold(key ^ (uint64_t) i, 0x9E3779B97F4A7C15ull);
+
+	for (int c = 0; c < ND_MINHASH_WALKS; c++)
+		r[c] = (uint16_t) ((((x >> (16 * c)) & 0xFFFF) * (uint64_t) k) >> 16);
+}
+
+void
+nd_minhash_starts(int k, uint64_t seed, uint16_t *starts)
+{
+	uint64_t	key = seed_key(seed, 2);
+
+	for (int i = 0; i < k; i++)
+		walk_starts(key, k, i, starts + (size_t) i * ND_MINHASH_WALKS);
+}
 
 /*
  * Densification: empty bin i takes the value of the first non-empty bin of
@@ -100,7 +119,7 @@ nd_minhash_add(nd_minhash *mh, const uint64_t *features, size_t n)
  * Shrivastava's sequence is uniformly random bins: k / m probes per empty
  * bin for m non-empty bins, k^2 / m in all, each probe a branch that the
  * processor mostly mispredicts.  On a short document that was most of the
- * time of minhash().  Our sequence interleaves WALKS walks from random
+ * time of minhash().  Our sequence interleaves ND_MINHASH_WALKS walks from random
  * starts, even ones to the right and odd ones to the left (start 0, 1, 2,
  * 3, then each one bin further, cyclically).  The first non-empty bin it
  * meets is the nearest one to a start, found in O(1) from successor and
@@ -155,21 +174,24 @@ densify(const nd_minhash *mh, uint32_t *sig)
 
 	for (int i = 0; i < k; i++)
 	{
-		uint64_t	x = nd_mul_fold(mh->key_probe ^ (uint64_t) i, 0x9E3779B97F4A7C15ull);
+		uint16_t	r[ND_MINHASH_WALKS];
 		int			from = 0,
 					dist = INT32_MAX;
 		uint32_t	full;
 
+		if (mh->starts)
+			memcpy(r, mh->starts + (size_t) i * ND_MINHASH_WALKS, sizeof(r));
+		else
+			walk_starts(mh->key_probe, k, i, r);
+
 		/*
-		 * Walk c meets its bin after WALKS * distance + c steps: the smallest
-		 * distance wins, ties going to the lower c (strict <).  Starts are
-		 * 16-bit slices of x scaled to [0, k).
+		 * Walk c meets its bin after ND_MINHASH_WALKS * distance + c steps:
+		 * the smallest distance wins, ties going to the lower c (strict <).
 		 */
-		for (int c = 0; c < WALKS; c++)
+		for (int c = 0; c < ND_MINHASH_WALKS; c++)
 		{
-			int			r = (int) ((((x >> (16 * c)) & 0xFFFF) * (uint64_t) k) >> 16);
-			int			at = (c & 1) ? pred[r] : succ[r];
-			int			d = (c & 1) ? r - at : at - r;
+			int			at = (c & 1) ? pred[r[c]] : succ[r[c]];
+			int			d = (c & 1) ? r[c] - at : at - r[c];
 
 			from = d < dist ? at : from;
 			dist = d < dist ? d : dist;

@@ -41,14 +41,29 @@ typedef struct nd_minhash
 	uint64_t	key_value;
 	uint64_t	key_probe;
 	uint64_t   *mins;			/* k slots, caller's memory */
+	const uint16_t *starts;		/* walk starts, or NULL: see below */
 	uint64_t	n;				/* features added */
 } nd_minhash;
 
 /* NULL when k is acceptable, else a static message for an error report. */
 extern const char *nd_minhash_check(int k);
 
-/* mins: room for k values, owned by the caller. */
-extern void nd_minhash_init(nd_minhash *mh, int k, uint64_t seed, uint64_t *mins);
+/* Walks per empty bin in densification. */
+#define ND_MINHASH_WALKS 4
+
+/*
+ * mins: room for k values, owned by the caller.  starts: NULL, or the
+ * table nd_minhash_starts() made for the same k and seed; it saves
+ * recomputing it for every signature (the values are the same either way).
+ */
+extern void nd_minhash_init(nd_minhash *mh, int k, uint64_t seed, uint64_t *mins,
+							const uint16_t *starts);
+
+/*
+ * The densification walks' starts of every bin for (k, seed): k *
+ * ND_MINHASH_WALKS values.  They do not depend on the data.
+ */
+extern void nd_minhash_starts(int k, uint64_t seed, uint16_t *starts);
 extern void nd_minhash_add(nd_minhash *mh, const uint64_t *features, size_t n);
 
 /*
