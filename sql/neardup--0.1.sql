@@ -789,6 +789,19 @@ SELECT @extschema@.minhash_bands(sig, bands, rows)
        AND @extschema@.minhash_jaccard(sig, query) OPERATOR(pg_catalog.>=) threshold
 $$;
 
+-- b-bit signatures (Li & König): the low bits of each value, packed into a
+-- bytea that records bits and num_perm; the estimate corrects for chance
+-- agreements.
+CREATE FUNCTION @extschema@.minhash_bbit(sig pg_catalog.int4[], bits pg_catalog.int4)
+RETURNS pg_catalog.bytea
+AS 'MODULE_PATHNAME', 'nd_minhash_bbit'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.minhash_bbit_jaccard(a pg_catalog.bytea, b pg_catalog.bytea)
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'nd_minhash_bbit_jaccard'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 -- ===== end section: minhash =====
 
 -- ===== section: dedup pairs (src/dedup/pairs.c, src/dedup/band_keys.c) =====

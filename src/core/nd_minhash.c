@@ -293,6 +293,106 @@ nd_minhash_band_key(const uint32_t *values, int rows, int band)
 	return nd_hash_bytes(buf, (size_t) rows * 4, seed_key(0x6D696E68617368ull, (uint64_t) band));
 }
 
+/* ---- b-bit signatures ------------------------------------------------- */
+
+const char *
+nd_bbit_check(int bits)
+{
+	if (bits < 1 || bits > 32)
+		return "bits must be between 1 and 32";
+	return NULL;
+}
+
+size_t
+nd_bbit_size(int k, int bits)
+{
+	return ND_BBIT_HEADER + ((size_t) k * bits + 7) / 8;
+}
+
+void
+nd_bbit_pack(const uint32_t *sig, int k, int bits, uint8_t *out)
+{
+	uint8_t    *payload = out + ND_BBIT_HEADER;
+	uint64_t	acc = 0;		/* bits not yet written, lowest first */
+	int			have = 0;
+	size_t		o = 0;
+	uint64_t	mask = bits == 32 ? 0xFFFFFFFFull : (1ull << bits) - 1;
+
+	out[0] = (uint8_t) bits;
+	out[1] = (uint8_t) k;
+	out[2] = (uint8_t) (k >> 8);
+	for (int i = 0; i < k; i++)
+	{
+		acc |= ((uint64_t) sig[i] & mask) << have;
+		have += bits;
+		while (have >= 8)
+		{
+			payload[o++] = (uint8_t) acc;
+			acc >>= 8;
+			have -= 8;
+		}
+	}
+	if (have > 0)
+		payload[o++] = (uint8_t) acc;	/* the tail's unused bits are 0 */
+}
+
+bool
+nd_bbit_header(const uint8_t *p, size_t len, int *k, int *bits)
+{
+	if (len < ND_BBIT_HEADER)
+		return false;
+	*bits = p[0];
+	*k = p[1] | (p[2] << 8);
+	return nd_bbit_check(*bits) == NULL && nd_minhash_check(*k) == NULL &&
+		len == nd_bbit_size(*k, *bits);
+}
+
+/* value i of a packed payload */
+static inline uint32_t
+bbit_get(const uint8_t *payload, int i, int bits)
+{
+	size_t		at = (size_t) i * bits;
+	uint64_t	w = 0;
+	int			nbytes = ((int) (at & 7) + bits + 7) / 8;	/* at most 5 */
+
+	for (int j = 0; j < nbytes; j++)
+		w |= (uint64_t) payload[at / 8 + j] << (8 * j);
+	w >>= at & 7;
+	return (uint32_t) (w & (bits == 32 ? 0xFFFFFFFFull : (1ull << bits) - 1));
+}
+
+int
+nd_bbit_matches(const uint8_t *a, const uint8_t *b, int k, int bits)
+{
+	const uint8_t *pa = a + ND_BBIT_HEADER,
+			   *pb = b + ND_BBIT_HEADER;
+	int			same = 0;
+
+	if (bits == 1)
+	{
+		/* the common case, bytewise: 8 values per byte */
+		size_t		full = (size_t) k / 8;
+
+		for (size_t j = 0; j < full; j++)
+			same += 8 - __builtin_popcount(pa[j] ^ pb[j]);
+		for (int i = (int) full * 8; i < k; i++)
+			same += bbit_get(pa, i, 1) == bbit_get(pb, i, 1);
+		return same;
+	}
+	for (int i = 0; i < k; i++)
+		same += bbit_get(pa, i, bits) == bbit_get(pb, i, bits);
+	return same;
+}
+
+double
+nd_bbit_estimate(int matches, int k, int bits)
+{
+	double		c = ldexp(1.0, -bits);
+	double		j = ((double) matches / k - c) / (1.0 - c);
+
+	return j > 0.0 ? j : 0.0;
+}
+
 /* ---- LSH parameters ---------------------------------------------------- */
 
 /* Simpson subintervals per integral: even; plenty for a ranking of (b, r). */

@@ -92,6 +92,38 @@ extern size_t nd_count_common(const uint64_t *a, size_t na,
 extern uint64_t nd_minhash_band_key(const uint32_t *values, int rows, int band);
 
 /*
+ * b-bit MinHash (Li & König, WWW 2010): the low `bits` bits of each value,
+ * packed.  Layout: byte 0 bits, bytes 1-2 k (little-endian), then value i
+ * in bits [i * bits, (i + 1) * bits) of the payload, bit j of the payload
+ * being bit j % 8 of its byte j / 8.  The low bits: the high ones of a
+ * minimum lean towards 0.
+ */
+#define ND_BBIT_HEADER 3
+
+/* NULL when bits is acceptable (1 .. 32), else a static message. */
+extern const char *nd_bbit_check(int bits);
+extern size_t nd_bbit_size(int k, int bits);
+extern void nd_bbit_pack(const uint32_t *sig, int k, int bits, uint8_t *out);
+
+/*
+ * Reads a packed signature's header; false when `len` bytes cannot be one
+ * (bad bits, k outside 1 .. ND_MINHASH_MAX_PERM, or a length other than
+ * nd_bbit_size(k, bits)).
+ */
+extern bool nd_bbit_header(const uint8_t *p, size_t len, int *k, int *bits);
+
+/* Positions where two packed signatures of the same k and bits agree. */
+extern int	nd_bbit_matches(const uint8_t *a, const uint8_t *b, int k, int bits);
+
+/*
+ * The Jaccard estimate from `matches` agreeing positions of k: two
+ * different minima still agree on `bits` bits with probability 2^-bits, so
+ * P[agree] = 2^-bits + (1 - 2^-bits) J; J = (P - 2^-bits) / (1 - 2^-bits),
+ * raised to 0 when negative.
+ */
+extern double nd_bbit_estimate(int matches, int k, int bits);
+
+/*
  * (bands, rows), bands * rows <= k, minimizing
  * fp_weight * (area under P(s) = 1 - (1 - s^rows)^bands for s in [0, t]) +
  * fn_weight * (area under 1 - P(s) for s in [t, 1]), as datasketch's
