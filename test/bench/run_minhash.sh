@@ -20,3 +20,7 @@ gcc -O3 -fPIC -shared -Wall -I"$("$ND_PG_CONFIG" --includedir-server)" -I"$ROOT/
 chmod 755 "$LIB"
 
 nd_corpus_psql "$ROOT/test/bench/minhash.sql" -v classic_lib="$LIB" -v rounds="${ROUNDS:-7}"
+
+# Quality, not speed: MinHash LSH against SimHash radii on the demo corpus,
+# against exact Jaccard (test/bench/minhash_quality.sql).
+nd_corpus_psql "$ROOT/test/bench/minhash_quality.sql"
