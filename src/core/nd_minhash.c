@@ -119,11 +119,11 @@ nd_minhash_starts(int k, uint64_t seed, uint16_t *starts)
  * Shrivastava's sequence is uniformly random bins: k / m probes per empty
  * bin for m non-empty bins, k^2 / m in all, each probe a branch that the
  * processor mostly mispredicts.  On a short document that was most of the
- * time of minhash().  Our sequence interleaves ND_MINHASH_WALKS walks from random
- * starts, even ones to the right and odd ones to the left (start 0, 1, 2,
- * 3, then each one bin further, cyclically).  The first non-empty bin it
- * meets is the nearest one to a start, found in O(1) from successor and
- * predecessor tables built in two sweeps: O(k) in all, without branches.
+ * time of minhash().  Our sequence interleaves ND_MINHASH_WALKS walks from
+ * random starts, even ones to the right and odd ones to the left (start 0,
+ * 1, 2, 3, then each one bin further, cyclically).  The first non-empty bin
+ * it meets is the nearest one to a start, found in O(1) from successor and
+ * predecessor tables built in one sweep: O(k) in all, without branches.
  *
  * A non-empty bin after a long run of empty ones is met more often than a
  * uniformly random choice would meet it, so two empty bins borrow the same
