@@ -757,6 +757,11 @@ RETURNS pg_catalog.float8
 AS 'MODULE_PATHNAME', 'nd_jaccard_int8_array'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+CREATE FUNCTION @extschema@.jaccard(a pg_catalog.text[], b pg_catalog.text[])
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'nd_jaccard_text_array'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 -- LSH banding: index minhash_bands(sig, b, r) with GIN's built-in
 -- array_ops and query with &&.
 CREATE FUNCTION @extschema@.minhash_bands(sig pg_catalog.int4[], bands pg_catalog.int4,
@@ -788,6 +793,38 @@ SELECT @extschema@.minhash_bands(sig, bands, rows)
            OPERATOR(pg_catalog.&&) @extschema@.minhash_bands(query, bands, rows)
        AND @extschema@.minhash_jaccard(sig, query) OPERATOR(pg_catalog.>=) threshold
 $$;
+
+-- The same one-liner verified with the exact Jaccard of the two texts
+-- instead of the estimate: candidates from the band index, no false
+-- positives (misses are still LSH's, pairs that share no band).  The shingle
+-- parameters must be those the signatures were made with.
+CREATE FUNCTION @extschema@.minhash_similar_exact(sig pg_catalog.int4[], query pg_catalog.int4[],
+                                                  doc pg_catalog.text, query_doc pg_catalog.text,
+                                                  threshold pg_catalog.float8,
+                                                  bands pg_catalog.int4, rows pg_catalog.int4,
+                                                  shingle pg_catalog.int4 DEFAULT 3,
+                                                  unit pg_catalog.text DEFAULT 'word',
+                                                  seed pg_catalog.int8 DEFAULT 0)
+RETURNS pg_catalog.bool
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+SELECT @extschema@.minhash_bands(sig, bands, rows)
+           OPERATOR(pg_catalog.&&) @extschema@.minhash_bands(query, bands, rows)
+       AND @extschema@.jaccard(doc, query_doc, shingle, unit, seed) OPERATOR(pg_catalog.>=) threshold
+$$;
+
+-- b-bit signatures (Li & König): the low bits of each value, packed into a
+-- bytea that records bits and num_perm; the estimate corrects for chance
+-- agreements.
+CREATE FUNCTION @extschema@.minhash_bbit(sig pg_catalog.int4[], bits pg_catalog.int4)
+RETURNS pg_catalog.bytea
+AS 'MODULE_PATHNAME', 'nd_minhash_bbit'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.minhash_bbit_jaccard(a pg_catalog.bytea, b pg_catalog.bytea)
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'nd_minhash_bbit_jaccard'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 -- ===== end section: minhash =====
 
