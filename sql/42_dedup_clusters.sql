@@ -148,6 +148,17 @@ $$);
 SELECT count(*) AS ids, count(DISTINCT cluster_id) AS clusters,
        bool_and(id / 10 * 10 = cluster_id) AS each_base_with_its_edits
 FROM txt_clusters;
+-- The same pairs in one expression, verified by the exact similarity:
+-- minhash_similar_exact() (an inlined SQL function, doc/minhash.md).
+SELECT count(*) AS differences FROM (
+    (TABLE txt_clusters EXCEPT SELECT * FROM dedup_clusters($$
+        SELECT a.id, b.id FROM txt a JOIN txt b
+          ON minhash_similar_exact(b.sig, a.sig, b.body, a.body, 0.7, 16, 8) AND a.id < b.id $$))
+    UNION ALL
+    (SELECT * FROM dedup_clusters($$
+        SELECT a.id, b.id FROM txt a JOIN txt b
+          ON minhash_similar_exact(b.sig, a.sig, b.body, a.body, 0.7, 16, 8) AND a.id < b.id $$)
+     EXCEPT TABLE txt_clusters)) x;
 -- The band join misses no pair that the exact similarity finds over all
 -- pairs (a scan), and the distractors are what they should be.
 SELECT count(*) AS exact_pairs,
