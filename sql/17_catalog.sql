@@ -1,7 +1,9 @@
 --
 -- Every function of the extension, with its volatility, strictness and
 -- parallel safety: a change in these markings must be deliberate.
+-- Unaligned output, so that a new function adds one line to the diff.
 --
+\pset format unaligned
 SELECT p.oid::regprocedure AS function,
        p.provolatile AS volatile, p.proisstrict AS strict, p.proparallel AS parallel,
        p.prokind AS kind
