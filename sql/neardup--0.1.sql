@@ -820,6 +820,20 @@ AS 'MODULE_PATHNAME', 'simhash_pairs_query'
 LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
 
 /*
+ * The table form again, for string literals: with three quoted arguments,
+ * simhash_pairs('docs', 'id', 'sh') would otherwise be ambiguous between
+ * the two forms above (each wins one argument position).  The name is
+ * looked up as a regclass input would be.
+ */
+CREATE FUNCTION @extschema@.simhash_pairs(source pg_catalog.text, id_column pg_catalog.text,
+                                          fingerprint_column pg_catalog.text,
+                                          max_distance pg_catalog.int4 DEFAULT 3,
+                                          blocks pg_catalog.int4 DEFAULT NULL)
+RETURNS TABLE(id_a pg_catalog.int8, id_b pg_catalog.int8, distance pg_catalog.int4)
+AS 'MODULE_PATHNAME', 'simhash_pairs_relname'
+LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+
+/*
  * Band keys: one bigint per permuted table; fingerprints within
  * max_distance share at least one, and simhash_band_first() names the first
  * one they share, so that a self-join on the keys reports each pair once

@@ -430,16 +430,36 @@ simhash_pairs_query(PG_FUNCTION_ARGS)
  * over "SELECT id_column, fingerprint_column FROM source", run as the caller
  * so that the caller's SELECT privilege and row security apply.
  */
+static void pairs_rel(FunctionCallInfo fcinfo, Oid relid, const char *idcol,
+					  const char *fpcol);
+
 PG_FUNCTION_INFO_V1(simhash_pairs_rel);
 Datum
 simhash_pairs_rel(PG_FUNCTION_ARGS)
 {
+	if (PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("max_distance must not be null")));
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+	{
+		InitMaterializedSRF(fcinfo, 0);
+		return (Datum) 0;
+	}
+	pairs_rel(fcinfo, PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)),
+			  NameStr(*PG_GETARG_NAME(2)));
+	return (Datum) 0;
+}
+
+/*
+ * simhash_pairs(source text, id_column text, fingerprint_column text, ...):
+ * the same, so that three string literals resolve to this form.
+ */
+PG_FUNCTION_INFO_V1(simhash_pairs_relname);
+Datum
+simhash_pairs_relname(PG_FUNCTION_ARGS)
+{
 	Oid			relid;
-	char	   *idcol,
-			   *fpcol,
-			   *relname,
-			   *nspname;
-	StringInfoData q;
 
 	if (PG_ARGISNULL(3))
 		ereport(ERROR,
@@ -450,9 +470,20 @@ simhash_pairs_rel(PG_FUNCTION_ARGS)
 		InitMaterializedSRF(fcinfo, 0);
 		return (Datum) 0;
 	}
-	relid = PG_GETARG_OID(0);
-	idcol = NameStr(*PG_GETARG_NAME(1));
-	fpcol = NameStr(*PG_GETARG_NAME(2));
+	relid = DatumGetObjectId(DirectFunctionCall1(regclassin,
+												 CStringGetDatum(text_to_cstring(PG_GETARG_TEXT_PP(0)))));
+	pairs_rel(fcinfo, relid, text_to_cstring(PG_GETARG_TEXT_PP(1)),
+			  text_to_cstring(PG_GETARG_TEXT_PP(2)));
+	return (Datum) 0;
+}
+
+static void
+pairs_rel(FunctionCallInfo fcinfo, Oid relid, const char *idcol, const char *fpcol)
+{
+	char	   *relname,
+			   *nspname;
+	StringInfoData q;
+
 	relname = get_rel_name(relid);
 	if (relname == NULL)
 		ereport(ERROR,
@@ -474,5 +505,4 @@ simhash_pairs_rel(PG_FUNCTION_ARGS)
 					 quote_qualified_identifier(nspname, relname));
 	pairs_common(fcinfo, q.data, PG_GETARG_INT32(3),
 				 PG_ARGISNULL(4), PG_ARGISNULL(4) ? 0 : PG_GETARG_INT32(4));
-	return (Datum) 0;
 }
