@@ -398,6 +398,9 @@ pairs_common(FunctionCallInfo fcinfo, const char *query, int k, bool auto_blocks
 	else
 		run_batched(&run, &plan, &sink);
 
+	/* the peak: everything above is still allocated */
+	elog(DEBUG2, "simhash_pairs: " UINT64_FORMAT " rows, %zu bytes of working memory",
+		 run.total, MemoryContextMemAllocated(cxt, true));
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(cxt);
 }
