@@ -102,6 +102,11 @@ SELECT k,
 FROM generate_series(0, 4) k ORDER BY k;
 RESET work_mem;
 
+-- Long runs can be cancelled: 100 000 copies of one code make 5e9 pairs.
+SET statement_timeout = '200ms';
+SELECT count(*) FROM simhash_pairs('SELECT i, ''0123456789abcdef''::simhash64 FROM generate_series(1, 100000) i', 0);
+RESET statement_timeout;
+
 -- Errors, with their SQLSTATEs.
 CREATE FUNCTION dp_try(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
