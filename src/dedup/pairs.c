@@ -388,8 +388,15 @@ pairs_common(FunctionCallInfo fcinfo, const char *query, int k, bool auto_blocks
 
 	if (run.spill == NULL)
 	{
-		void	   *scratch = palloc_extended(nd_allpairs_scratch_size(run.n),
-											  MCXT_ALLOC_HUGE);
+		void	   *scratch;
+
+		/* give back what the doubling overshot before the scratch comes */
+		if (run.n > 0 && run.cap > run.n + run.n / 8)
+		{
+			run.items = repalloc_huge(run.items, run.n * sizeof(nd_pair_item));
+			run.cap = run.n;
+		}
+		scratch = palloc_extended(nd_allpairs_scratch_size(run.n), MCXT_ALLOC_HUGE);
 
 		elog(DEBUG1, "simhash_pairs: " UINT64_FORMAT " rows, %d blocks, %d tables, in memory",
 			 run.total, plan.nblocks, plan.ntables);
