@@ -45,7 +45,7 @@ endif
 # header changes (struct layouts are shared between files).
 $(OBJS): $(wildcard src/*.h src/core/*.h src/index/*.h src/planner/*.h src/dedup/*.h)
 
-.PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash
+.PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs
 
 # Debian packages the build and the tests need (installed only when missing).
 deps:
@@ -67,7 +67,7 @@ fuzz:
 
 # Benchmarks: ratios against baselines measured in the same run.  The index
 # benchmarks take ROWS (default 1M) and more; see the scripts.
-bench: bench-fingerprint bench-gin bench-gist bench-minhash
+bench: bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs
 
 bench-fingerprint:
 	@bash test/bench/run_bench.sh
@@ -80,3 +80,6 @@ bench-gist:
 
 bench-minhash:
 	@bash test/bench/run_minhash.sh
+
+bench-pairs:
+	@bash test/bench/run_pairs.sh
