@@ -101,6 +101,11 @@ SELECT count(*) AS chains_not_whole FROM (
     SELECT cluster_id FROM fp_clusters GROUP BY cluster_id
     HAVING count(*) = 4 AND array_agg(id ORDER BY id) = ARRAY[cluster_id, cluster_id + 10000, cluster_id + 20000, cluster_id + 30000]
 ) x;
+-- The same clusters from the sort-based all-pairs search.
+SELECT count(*) AS differences FROM (
+    (TABLE fp_clusters EXCEPT SELECT * FROM dedup_clusters($$SELECT id_a, id_b FROM simhash_pairs('fp', 'id', 'sh', 3)$$))
+    UNION ALL
+    (SELECT * FROM dedup_clusters($$SELECT id_a, id_b FROM simhash_pairs('fp', 'id', 'sh', 3)$$) EXCEPT TABLE fp_clusters)) x;
 -- The same components as the recursive CTE over the same pairs.
 CREATE TABLE fp_pairs AS
 SELECT a.id AS a, b.id AS b FROM fp a JOIN fp b ON a.sh <~> b.sh <= 3 AND a.id < b.id;

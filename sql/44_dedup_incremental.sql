@@ -72,9 +72,13 @@ SELECT count(*) AS new_pairs, count(DISTINCT (id_a, id_b)) AS distinct_pairs,
 FROM since_pair;
 SELECT (SELECT count(*) FROM (SELECT * FROM full_pair WHERE id_b > 1500 EXCEPT TABLE since_pair) x) AS missing,
        (SELECT count(*) FROM (TABLE since_pair EXCEPT SELECT * FROM full_pair WHERE id_b > 1500) x) AS extra;
--- since NULL: every pair, the full run.
+-- since NULL: every pair, the full run (by simhash_pairs; by the index for
+-- a radius it does not take).
 SELECT (SELECT count(*) FROM simhash_pairs_since('t', 'id', 'sh', NULL)) AS pairs,
        (SELECT count(*) FROM (TABLE full_pair EXCEPT SELECT * FROM simhash_pairs_since('t', 'id', 'sh', NULL)) x) AS missing;
+SELECT (SELECT count(*) FROM simhash_pairs_since('t', 'id', 'sh', NULL, -1)) AS radius_minus_1,
+       (SELECT count(*) FROM simhash_pairs_since('t', 'id', 'sh', NULL, 16)) AS radius_16,
+       (SELECT count(*) FROM t a JOIN t b ON a.sh <~> b.sh <= 16 AND a.id < b.id) AS join_16;
 -- Other radii agree with the self-join too.
 SELECT r,
        (SELECT count(*) FROM simhash_pairs_since('t', 'id', 'sh', 1500, r)) AS since_pairs,

@@ -1033,9 +1033,10 @@ END
 $$;
 
 -- Incremental runs: the pairs within max_distance that involve a row whose
--- id is above since (NULL: every pair), each once with id_a < id_b.  One
--- index probe per new row, against every row: with a GIN or GiST index on
--- the fingerprint column, the cost follows the new rows, not the table.
+-- id is above since (NULL: every pair, by simhash_pairs), each once with
+-- id_a < id_b.  One index probe per new row, against every row: with a GIN
+-- or GiST index on the fingerprint column, the cost follows the new rows,
+-- not the table.
 CREATE FUNCTION @extschema@.simhash_pairs_since(source pg_catalog.regclass,
                                                 id_column pg_catalog.name,
                                                 fingerprint_column pg_catalog.name,
@@ -1051,6 +1052,15 @@ BEGIN
     IF source IS NULL OR id_column IS NULL OR fingerprint_column IS NULL OR max_distance IS NULL THEN
         RAISE EXCEPTION 'source, id_column, fingerprint_column and max_distance must not be null'
             USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- A full run: the sort-based all-pairs search, far cheaper than one
+    -- index probe per row (doc/dedup.md, "Benchmark"), where it applies.
+    IF since IS NULL AND max_distance OPERATOR(pg_catalog.>=) 0
+       AND max_distance OPERATOR(pg_catalog.<=) 15 THEN
+        RETURN QUERY SELECT p.id_a, p.id_b, p.distance
+                     FROM @extschema@.simhash_pairs(source, id_column, fingerprint_column,
+                                                    max_distance) p;
+        RETURN;
     END IF;
     -- since and the radius go in as literals, so that the planner sees the
     -- radius condition and the new rows' share as constants.  A pair of two
