@@ -84,6 +84,35 @@ SELECT r,
        (SELECT count(*) FROM simhash_pairs_since('t', 'id', 'sh', 1500, r)) AS since_pairs,
        (SELECT count(*) FROM t a JOIN t b ON a.sh <~> b.sh <= r AND a.id < b.id WHERE b.id > 1500) AS join_pairs
 FROM unnest(ARRAY[-1, 0, 1, 2, 5]) r ORDER BY r;
+-- Which search it runs: index probes for few new rows (below 2% of the
+-- table), simhash_pairs() for many, for all, or without an index; the same
+-- pairs either way.  The index's scan count in this transaction tells.
+BEGIN;
+INSERT INTO t SELECT 3000 + i, (code(i) # (1::bigint << 33))::simhash64 FROM generate_series(1, 20) i;
+CREATE TEMP TABLE probes (since bigint, pairs bigint, index_scans bigint);
+CREATE FUNCTION gin_scans() RETURNS bigint LANGUAGE sql
+AS $f$ SELECT pg_stat_get_xact_numscans('t_sh'::regclass) $f$;
+DO $d$
+DECLARE
+    s bigint;
+    before bigint;
+    n bigint;
+BEGIN
+    FOREACH s IN ARRAY ARRAY[1500, 2990, 3000, 3010] LOOP
+        before := gin_scans();
+        SELECT count(*) INTO n FROM simhash_pairs_since('t', 'id', 'sh', s);
+        INSERT INTO probes VALUES (s, n, gin_scans() - before);
+    END LOOP;
+END
+$d$;
+SELECT p.since, p.pairs,
+       (SELECT count(*) FROM t a JOIN t b ON a.sh <~> b.sh <= 3 AND a.id < b.id WHERE b.id > p.since) AS join_pairs,
+       p.index_scans > 0 AS probed_the_index
+FROM probes p ORDER BY p.since;
+DROP INDEX t_sh;
+SELECT count(*) AS pairs_without_index FROM simhash_pairs_since('t', 'id', 'sh', 3000);
+ROLLBACK;
+
 -- A later run with nothing new finds nothing.
 SELECT count(*) FROM simhash_pairs_since('t', 'id', 'sh', 2000);
 
@@ -148,7 +177,10 @@ SELECT * FROM simhash_pairs_since('t', 'id', NULL, 1500);
 SELECT * FROM simhash_pairs_since('t', 'id', 'sh', 1500, NULL);
 SELECT * FROM simhash_pairs_since('t', 'nope', 'sh', 1500);
 SELECT * FROM simhash_pairs_since('t', 'id', 'id', 1500);
+SELECT * FROM simhash_pairs_since('t', 'sh', 'sh', 1500);
+SELECT * FROM simhash_pairs_since('t', 'id', 'nope', 1500);
 \set VERBOSITY default
+SELECT * FROM simhash_pairs_since('t', 'id', 'id', 1500);
 
 DROP TABLE t, dup_pair, full_pair, since_pair, old_clusters, new_clusters;
 DROP FUNCTION code(int);

@@ -1033,10 +1033,10 @@ END
 $$;
 
 -- Incremental runs: the pairs within max_distance that involve a row whose
--- id is above since (NULL: every pair, by simhash_pairs), each once with
--- id_a < id_b.  One index probe per new row, against every row: with a GIN
--- or GiST index on the fingerprint column, the cost follows the new rows,
--- not the table.
+-- id is above since (NULL: every pair), each once with id_a < id_b.  One
+-- index probe per new row, against every row, when there are few new rows
+-- and a GIN or GiST index: the cost follows the new rows, not the table;
+-- otherwise simhash_pairs() over the table, filtered.
 CREATE FUNCTION @extschema@.simhash_pairs_since(source pg_catalog.regclass,
                                                 id_column pg_catalog.name,
                                                 fingerprint_column pg_catalog.name,
@@ -1048,18 +1048,80 @@ CREATE FUNCTION @extschema@.simhash_pairs_since(source pg_catalog.regclass,
 RETURNS SETOF record
 LANGUAGE plpgsql VOLATILE
 AS $$
+DECLARE
+    new_rows pg_catalog.float8;
+    total pg_catalog.float8;
+    probe pg_catalog.bool := true;
+    how pg_catalog.text := 'index probes: the radius is beyond simhash_pairs()';
+    typ pg_catalog.regtype;
 BEGIN
     IF source IS NULL OR id_column IS NULL OR fingerprint_column IS NULL OR max_distance IS NULL THEN
         RAISE EXCEPTION 'source, id_column, fingerprint_column and max_distance must not be null'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    -- A full run: the sort-based all-pairs search, far cheaper than one
-    -- index probe per row (doc/dedup.md, "Benchmark"), where it applies.
-    IF since IS NULL AND max_distance OPERATOR(pg_catalog.>=) 0
-       AND max_distance OPERATOR(pg_catalog.<=) 15 THEN
+    -- The same errors whichever search runs below.
+    SELECT a.atttypid INTO typ FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid OPERATOR(pg_catalog.=) source
+      AND a.attname OPERATOR(pg_catalog.=) id_column
+      AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', id_column, source
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF typ OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog.int2', 'pg_catalog.int4',
+                                              'pg_catalog.int8']::pg_catalog.regtype[]) THEN
+        RAISE EXCEPTION 'id column "%" of relation % must be an integer column', id_column, source
+            USING ERRCODE = 'datatype_mismatch', DETAIL = pg_catalog.format('It is of type %s.', typ);
+    END IF;
+    SELECT a.atttypid INTO typ FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid OPERATOR(pg_catalog.=) source
+      AND a.attname OPERATOR(pg_catalog.=) fingerprint_column
+      AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', fingerprint_column, source
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF typ OPERATOR(pg_catalog.<>) '@extschema@.simhash64'::pg_catalog.regtype THEN
+        RAISE EXCEPTION 'fingerprint column "%" of relation % must be of type simhash64', fingerprint_column, source
+            USING ERRCODE = 'datatype_mismatch', DETAIL = pg_catalog.format('It is of type %s.', typ);
+    END IF;
+    -- Probing the index costs about 50 times more per new row than the
+    -- sort-based all-pairs search costs per row of the table (measured,
+    -- doc/dedup.md): past 2% of new rows, or without a GIN or GiST index
+    -- on the fingerprint, simhash_pairs() and a filter are cheaper.  Its
+    -- radius is 0 .. 15; the probes take any.
+    IF max_distance OPERATOR(pg_catalog.>=) 0 AND max_distance OPERATOR(pg_catalog.<=) 15 THEN
+        IF since IS NULL OR NOT EXISTS (
+            SELECT FROM pg_catalog.pg_index i
+            JOIN pg_catalog.pg_class ic ON ic.oid OPERATOR(pg_catalog.=) i.indexrelid
+            JOIN pg_catalog.pg_am am ON am.oid OPERATOR(pg_catalog.=) ic.relam
+            JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) i.indrelid
+                                          AND a.attnum OPERATOR(pg_catalog.=) i.indkey[0]
+            WHERE i.indrelid OPERATOR(pg_catalog.=) source
+              AND a.attname OPERATOR(pg_catalog.=) fingerprint_column
+              AND am.amname OPERATOR(pg_catalog.=) ANY (ARRAY['gin', 'gist']::pg_catalog.name[])) THEN
+            probe := false;
+            how := CASE WHEN since IS NULL THEN 'simhash_pairs(): all pairs'
+                        ELSE 'simhash_pairs(): no GIN or GiST index on the fingerprint' END;
+        ELSE
+            EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM %s WHERE %I OPERATOR(pg_catalog.>) %L::pg_catalog.int8',
+                                      source, id_column, since) INTO new_rows;
+            SELECT c.reltuples INTO total FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) source;
+            IF total OPERATOR(pg_catalog.<=) 0 THEN
+                EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM %s', source) INTO total;
+            END IF;
+            probe := new_rows OPERATOR(pg_catalog.*) 50 OPERATOR(pg_catalog.<=) total;
+            how := pg_catalog.format('%s: %s new rows of %s',
+                                     CASE WHEN probe THEN 'index probes' ELSE 'simhash_pairs()' END,
+                                     new_rows, total);
+        END IF;
+    END IF;
+    RAISE DEBUG 'simhash_pairs_since: %', how;
+    IF NOT probe THEN
         RETURN QUERY SELECT p.id_a, p.id_b, p.distance
                      FROM @extschema@.simhash_pairs(source, id_column, fingerprint_column,
-                                                    max_distance) p;
+                                                    max_distance) p
+                     WHERE since IS NULL OR p.id_b OPERATOR(pg_catalog.>) since;
         RETURN;
     END IF;
     -- since and the radius go in as literals, so that the planner sees the
