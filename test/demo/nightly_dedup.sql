@@ -1,6 +1,7 @@
 -- The nightly dedup job (doc/dedup.md, "A nightly job"): fingerprints the
 -- rows added since the last run, finds their near-duplicates among all rows
--- (index probes of the new rows only), keeps the pairs, re-clusters all
+-- (index probes of the new rows when they are few, else the full search),
+-- keeps the pairs, re-clusters all
 -- kept pairs and flags every row of a cluster but the longest text.
 -- Tables: doc(id, body, sh, is_dup) and the job's own (nightly_setup.sql).
 -- Plain SQL in one transaction: run it with psql -f from cron, or give it
