@@ -919,7 +919,7 @@ CREATE FUNCTION @extschema@.dedup_clusters(pairs_query pg_catalog.text,
                                            OUT cluster_id pg_catalog.int8)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'nd_dedup_clusters'
-LANGUAGE C VOLATILE STRICT;
+LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
 
 -- The rows of source that are in a cluster, with the row each cluster
 -- keeps: the first by keep_order (an ORDER BY list over source's columns),
@@ -932,7 +932,7 @@ CREATE FUNCTION @extschema@.dedup_representatives(source pg_catalog.regclass,
                                                   OUT cluster_id pg_catalog.int8,
                                                   OUT representative pg_catalog.int8)
 RETURNS SETOF record
-LANGUAGE plpgsql VOLATILE
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
 AS $$
 DECLARE
     typ pg_catalog.regtype;
@@ -1046,7 +1046,7 @@ CREATE FUNCTION @extschema@.simhash_pairs_since(source pg_catalog.regclass,
                                                 OUT id_b pg_catalog.int8,
                                                 OUT distance pg_catalog.int4)
 RETURNS SETOF record
-LANGUAGE plpgsql VOLATILE
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
 AS $$
 DECLARE
     new_rows pg_catalog.float8;

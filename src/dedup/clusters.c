@@ -138,8 +138,8 @@ nd_dedup_clusters(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("pairs query must be a single query that returns rows"),
 				 errhint("Give a SELECT (or VALUES) returning two integer columns.")));
-	/* not read-only: the query sees what the statement calling us did */
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
+	/* read-only: the function is STABLE and sees the caller's snapshot */
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
 	desc = portal->tupDesc;
 	if (desc->natts != 2)
 		ereport(ERROR,
