@@ -921,6 +921,38 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'nd_dedup_clusters'
 LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
 
+-- The helpers' argument check: column_name is a column of source whose type
+-- is one of allowed (a domain over one counts), else 42703 / 42804.
+CREATE FUNCTION @extschema@.dedup_check_column(source pg_catalog.regclass,
+                                               column_name pg_catalog.name,
+                                               what pg_catalog.text,
+                                               allowed pg_catalog.regtype[])
+RETURNS void
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+DECLARE
+    typ pg_catalog.regtype;
+    base pg_catalog.oid;
+BEGIN
+    SELECT a.atttypid, CASE t.typtype WHEN 'd' THEN t.typbasetype ELSE t.oid END
+      INTO typ, base
+    FROM pg_catalog.pg_attribute a
+    JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) a.atttypid
+    WHERE a.attrelid OPERATOR(pg_catalog.=) source
+      AND a.attname OPERATOR(pg_catalog.=) column_name
+      AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', column_name, source
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF base OPERATOR(pg_catalog.<>) ALL (allowed::pg_catalog.oid[]) THEN
+        RAISE EXCEPTION '% column "%" of relation % must be of type %', what, column_name, source,
+                pg_catalog.array_to_string(allowed::pg_catalog.text[], ' or ')
+            USING ERRCODE = 'datatype_mismatch', DETAIL = pg_catalog.format('It is of type %s.', typ);
+    END IF;
+END
+$$;
+
 -- The rows of source that are in a cluster, with the row each cluster
 -- keeps: the first by keep_order (an ORDER BY list over source's columns),
 -- ties and NULL keep_order broken by the smallest id.
@@ -934,26 +966,13 @@ CREATE FUNCTION @extschema@.dedup_representatives(source pg_catalog.regclass,
 RETURNS SETOF record
 LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
 AS $$
-DECLARE
-    typ pg_catalog.regtype;
 BEGIN
     IF source IS NULL OR id_column IS NULL OR pairs_query IS NULL THEN
         RAISE EXCEPTION 'source, id_column and pairs_query must not be null'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    SELECT a.atttypid INTO typ FROM pg_catalog.pg_attribute a
-    WHERE a.attrelid OPERATOR(pg_catalog.=) source
-      AND a.attname OPERATOR(pg_catalog.=) id_column
-      AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', id_column, source
-            USING ERRCODE = 'undefined_column';
-    END IF;
-    IF typ OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog.int2', 'pg_catalog.int4',
-                                              'pg_catalog.int8']::pg_catalog.regtype[]) THEN
-        RAISE EXCEPTION 'id column "%" of relation % must be an integer column', id_column, source
-            USING ERRCODE = 'datatype_mismatch', DETAIL = pg_catalog.format('It is of type %s.', typ);
-    END IF;
+    PERFORM @extschema@.dedup_check_column(source, id_column, 'id',
+        ARRAY['pg_catalog.int2', 'pg_catalog.int4', 'pg_catalog.int8']::pg_catalog.regtype[]);
     -- keep_order must see source's columns only: the clusters' columns
     -- get names no table has, so that 'id DESC' means source's id.
     RETURN QUERY EXECUTE pg_catalog.format(
@@ -982,25 +1001,14 @@ RETURNS pg_catalog.int8
 LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
-    typ pg_catalog.regtype;
     dup pg_catalog.int8[];
     keep pg_catalog.int8[];
     n pg_catalog.int8;
     m pg_catalog.int8;
 BEGIN
     IF flag_column IS NOT NULL THEN
-        SELECT a.atttypid INTO typ FROM pg_catalog.pg_attribute a
-        WHERE a.attrelid OPERATOR(pg_catalog.=) source
-          AND a.attname OPERATOR(pg_catalog.=) flag_column
-          AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'column "%" of relation % does not exist', flag_column, source
-                USING ERRCODE = 'undefined_column';
-        END IF;
-        IF typ OPERATOR(pg_catalog.<>) 'pg_catalog.bool'::pg_catalog.regtype THEN
-            RAISE EXCEPTION 'flag column "%" of relation % must be boolean', flag_column, source
-                USING ERRCODE = 'datatype_mismatch', DETAIL = pg_catalog.format('It is of type %s.', typ);
-        END IF;
+        PERFORM @extschema@.dedup_check_column(source, flag_column, 'flag',
+            ARRAY['pg_catalog.bool']::pg_catalog.regtype[]);
     END IF;
     -- the whole decision first, then one statement per change: the pairs
     -- query never sees a half-deduplicated table
@@ -1053,38 +1061,16 @@ DECLARE
     total pg_catalog.float8;
     probe pg_catalog.bool := true;
     how pg_catalog.text := 'index probes: the radius is beyond simhash_pairs()';
-    typ pg_catalog.regtype;
 BEGIN
     IF source IS NULL OR id_column IS NULL OR fingerprint_column IS NULL OR max_distance IS NULL THEN
         RAISE EXCEPTION 'source, id_column, fingerprint_column and max_distance must not be null'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
     -- The same errors whichever search runs below.
-    SELECT a.atttypid INTO typ FROM pg_catalog.pg_attribute a
-    WHERE a.attrelid OPERATOR(pg_catalog.=) source
-      AND a.attname OPERATOR(pg_catalog.=) id_column
-      AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', id_column, source
-            USING ERRCODE = 'undefined_column';
-    END IF;
-    IF typ OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog.int2', 'pg_catalog.int4',
-                                              'pg_catalog.int8']::pg_catalog.regtype[]) THEN
-        RAISE EXCEPTION 'id column "%" of relation % must be an integer column', id_column, source
-            USING ERRCODE = 'datatype_mismatch', DETAIL = pg_catalog.format('It is of type %s.', typ);
-    END IF;
-    SELECT a.atttypid INTO typ FROM pg_catalog.pg_attribute a
-    WHERE a.attrelid OPERATOR(pg_catalog.=) source
-      AND a.attname OPERATOR(pg_catalog.=) fingerprint_column
-      AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', fingerprint_column, source
-            USING ERRCODE = 'undefined_column';
-    END IF;
-    IF typ OPERATOR(pg_catalog.<>) '@extschema@.simhash64'::pg_catalog.regtype THEN
-        RAISE EXCEPTION 'fingerprint column "%" of relation % must be of type simhash64', fingerprint_column, source
-            USING ERRCODE = 'datatype_mismatch', DETAIL = pg_catalog.format('It is of type %s.', typ);
-    END IF;
+    PERFORM @extschema@.dedup_check_column(source, id_column, 'id',
+        ARRAY['pg_catalog.int2', 'pg_catalog.int4', 'pg_catalog.int8']::pg_catalog.regtype[]);
+    PERFORM @extschema@.dedup_check_column(source, fingerprint_column, 'fingerprint',
+        ARRAY['@extschema@.simhash64']::pg_catalog.regtype[]);
     -- Probing the index costs about 50 times more per new row than the
     -- sort-based all-pairs search costs per row of the table (measured,
     -- doc/dedup.md): past 2% of new rows, or without a GIN or GiST index
