@@ -103,7 +103,9 @@ nd_mn_stop_all() {
 # connection lost in the middle of a transaction is otherwise reported
 # without the server's name).  On COORD, the extension, postgres_fdw, one
 # foreign server per shard (extensions 'neardup': the extension's operators
-# and functions are shipped; async_capable: shards scanned concurrently) and
+# and functions are shipped; async_capable: shards scanned concurrently;
+# fetch_size ND_FETCH_SIZE, default 100: rows per round trip, and what a
+# shard computes ahead of a Merge Append that needs only a few) and
 # TABLE hash-partitioned by id with one foreign partition per shard.
 nd_shard_cluster() {
 	local coord=$1 tbl=$2 i=0 s
@@ -114,17 +116,30 @@ nd_shard_cluster() {
 		-c "CREATE TABLE $tbl (id bigint NOT NULL, sh simhash64) PARTITION BY HASH (id)"
 	for s in "$@"; do
 		nd_psql "$s" -c "CREATE EXTENSION IF NOT EXISTS neardup" \
-			-c "CREATE TABLE ${tbl}_$s (id bigint PRIMARY KEY, sh simhash64)" \
-			-c "CREATE INDEX ${tbl}_${s}_gin ON ${tbl}_$s USING gin (sh)" \
-			-c "CREATE INDEX ${tbl}_${s}_gist ON ${tbl}_$s USING gist (sh)"
+			-c "CREATE TABLE ${tbl}_$s (id bigint PRIMARY KEY, sh simhash64)"
+		[ -n "${ND_DEFER_INDEXES:-}" ] || nd_shard_indexes "$tbl" "$s"
 		nd_psql "$coord" \
 			-c "CREATE SERVER IF NOT EXISTS $s FOREIGN DATA WRAPPER postgres_fdw
 			    OPTIONS (host '127.0.0.1', port '$(nd_port "$s")', dbname 'postgres',
-			             extensions 'neardup', async_capable 'true', fetch_size '1000', batch_size '1000')" \
+			             extensions 'neardup', async_capable 'true', fetch_size '${ND_FETCH_SIZE:-100}', batch_size '1000')" \
 			-c "CREATE USER MAPPING IF NOT EXISTS FOR CURRENT_USER SERVER $s OPTIONS (user 'postgres')" \
 			-c "CREATE FOREIGN TABLE ${tbl}_$s PARTITION OF $tbl
 			    FOR VALUES WITH (MODULUS $nshards, REMAINDER $i)
 			    SERVER $s OPTIONS (table_name '${tbl}_$s')"
 		i=$((i + 1))
+	done
+}
+
+# nd_shard_indexes TABLE SHARD...: the indexes of each shard's table, named
+# TABLE_SHARD_AM, for the access methods in ND_INDEXES (default "gin gist";
+# nd_shard_cluster builds them at once unless ND_DEFER_INDEXES is set, for a
+# load before the build).
+nd_shard_indexes() {
+	local tbl=$1 s am
+	shift
+	for s in "$@"; do
+		for am in ${ND_INDEXES:-gin gist}; do
+			nd_psql "$s" -c "CREATE INDEX ${tbl}_${s}_$am ON ${tbl}_$s USING $am (sh)"
+		done
 	done
 }

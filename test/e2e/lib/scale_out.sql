@@ -127,22 +127,37 @@ END
 $$;
 
 /*
- * The k nearest rows of partitioned table tbl (id bigint, sh simhash64) by
- * one query per partition: UNION ALL of "ORDER BY sh <~> q, id LIMIT k" on
- * each partition, so that postgres_fdw ships the LIMIT to every shard (it
- * does not through a Merge Append over the partitioned table), then the
- * global k.  The same function is shown in doc/scale-out.md.
+ * The k nearest rows of partitioned table tbl (id bigint, sh simhash64),
+ * ties broken by id, by queries per partition (the same function is shown
+ * in doc/scale-out.md).  postgres_fdw ships a LIMIT only for a query on one
+ * foreign table, not under the Merge Append of a partitioned table, so:
+ *   1. each partition's k nearest distances (ORDER BY sh <~> q LIMIT k: a
+ *      GiST ordered scan on the shard), and of their union the k-th
+ *      smallest, D: the k nearest rows of the whole table are within D;
+ *   2. each partition's k first rows by (distance, id) within D (a radius
+ *      search on the shard's index, then a sort of what it found), and of
+ *      their union the k first.
+ * Rows with a NULL code are never returned.
  */
 CREATE FUNCTION nd_knn_per_shard(q simhash64, k int, tbl regclass DEFAULT 'docs')
 RETURNS TABLE (id bigint, d int)
 LANGUAGE plpgsql STABLE
 AS $$
+DECLARE
+    parts regclass[];
+    radius int;
 BEGIN
+    SELECT array_agg(i.inhrelid::regclass ORDER BY i.inhrelid) INTO parts
+    FROM pg_inherits i WHERE i.inhparent = tbl;
+    EXECUTE 'SELECT max(d) FROM (SELECT d FROM ('
+        || (SELECT string_agg(format('(SELECT sh <~> $1 AS d FROM %s WHERE sh IS NOT NULL ORDER BY sh <~> $1 LIMIT $2)', p),
+                              ' UNION ALL ') FROM unnest(parts) p)
+        || ') u ORDER BY d LIMIT $2) s'
+        INTO radius USING q, k;
     RETURN QUERY EXECUTE
-        (SELECT string_agg(format('(SELECT id, sh <~> $1 AS d FROM %s ORDER BY sh <~> $1, id LIMIT $2)',
-                                  i.inhrelid::regclass), ' UNION ALL ')
-         FROM pg_inherits i WHERE i.inhparent = tbl)
+        (SELECT string_agg(format('(SELECT id, sh <~> $1 AS d FROM %s WHERE sh <~> $1 <= $3 ORDER BY sh <~> $1, id LIMIT $2)', p),
+                           ' UNION ALL ') FROM unnest(parts) p)
         || ' ORDER BY d, id LIMIT $2'
-        USING q, k;
+        USING q, k, radius;
 END
 $$;
