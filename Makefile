@@ -45,7 +45,7 @@ endif
 # header changes (struct layouts are shared between files).
 $(OBJS): $(wildcard src/*.h src/core/*.h src/index/*.h src/planner/*.h src/dedup/*.h)
 
-.PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist
+.PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist bench-scale-out
 
 # Debian packages the build and the tests need (installed only when missing).
 deps:
@@ -67,7 +67,7 @@ fuzz:
 
 # Benchmarks: ratios against baselines measured in the same run.  The index
 # benchmarks take ROWS (default 1M) and more; see the scripts.
-bench: bench-fingerprint bench-gin bench-gist
+bench: bench-fingerprint bench-gin bench-gist bench-scale-out
 
 bench-fingerprint:
 	@bash test/bench/run_bench.sh
@@ -77,3 +77,7 @@ bench-gin:
 
 bench-gist:
 	@bash test/bench/run_gist.sh
+
+# Coordinator + 3 postgres_fdw shards against one node, same rows (ROWS, SHARDS).
+bench-scale-out:
+	@bash test/bench/run_scale_out.sh
