@@ -103,8 +103,9 @@ row() {
 	b=$(nd_psql coord -c "SELECT median_ms || ' ' || p90_ms || ' ' || total FROM nd_bench(\$q\$$csql\$q\$, '$kind', $nq, $ROWS)")
 	read -r am ap af <<<"$a"
 	read -r bm bp bf <<<"$b"
-	printf '%-34s %-8s %5s %12.3f %12.3f %12.3f %12.3f %7.1fx %s\n' "$label" "$kind" "$nq" "$am" "$ap" "$bm" "$bp" \
-		"$(echo "$bm / $am" | bc -l)" "$([ "$af" = "$bf" ] && echo yes || echo "NO ($af vs $bf)")"
+	printf '%-34s %-8s %5s %12.3f %12.3f %12.3f %12.3f %7.1fx %s%s\n' "$label" "$kind" "$nq" "$am" "$ap" "$bm" "$bp" \
+		"$(echo "$bm / $am" | bc -l)" "$([ "$af" = "$bf" ] && echo yes || echo "NO ($af vs $bf)")" \
+		"$([[ $label == radius* ]] && echo " ($((af / nq)) rows/query)")"
 }
 # Radius search with GIN only (with a GiST index too, the planner often
 # prefers GiST, which is slower for this: doc/index-gist.md).
