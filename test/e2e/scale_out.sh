@@ -189,7 +189,7 @@ ok $([ $rc != 0 ] && [ "$(head -1 <<<"$out")" -lt "$(grep -o 's3=[0-9]*' <<<"$co
 	"a shard killed in the middle of a delete across shards: error naming it, every shard unchanged"
 
 # An error at commit on s3 only (a deferred constraint trigger there).
-nd_psql s3 -c "CREATE FUNCTION fail() RETURNS trigger LANGUAGE plpgsql AS \$\$BEGIN RAISE EXCEPTION 'refused at commit'; END\$\$" \
+nd_psql s3 -c "CREATE FUNCTION fail() RETURNS trigger LANGUAGE plpgsql AS \$\$BEGIN RAISE EXCEPTION 'refused by s3'; END\$\$" \
 	-c "CREATE CONSTRAINT TRIGGER fail AFTER DELETE ON docs_s3 DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fail()"
 out=$(c -c "BEGIN" -c "DELETE FROM docs WHERE id IN ($DUPS)" -c "COMMIT" 2>&1) && rc=0 || rc=$?
 echo "$out" | sed 's/^/# /'
@@ -205,7 +205,7 @@ for s in "${SHARDS[@]}"; do
 	[ "$a" = "$b" ] || [ "$d" = 0 ] || allornothing=1
 done
 lost=$(c -c "SELECT count(*) FROM (SELECT DISTINCT sh FROM docs_one WHERE sh IS NOT NULL EXCEPT SELECT sh FROM docs) s")
-ok $([ $rc != 0 ] && grep -q 'refused at commit' <<<"$out" && [ "$(grep -o 's3=[0-9]*' <<<"$after")" = "$(grep -o 's3=[0-9]*' <<<"$counts0")" ] &&
+ok $([ $rc != 0 ] && grep -q 'refused by s3' <<<"$out" && [ "$(grep -o 's3=[0-9]*' <<<"$after")" = "$(grep -o 's3=[0-9]*' <<<"$counts0")" ] &&
 	[ $allornothing = 0 ] && [ "$lost" = 0 ] && echo 0 || echo 1) \
 	"an error at commit on s3: s3 unchanged, every shard all-or-nothing, no code lost"
 echo "1..$n"
