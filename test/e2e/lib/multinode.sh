@@ -111,14 +111,14 @@ nd_shard_cluster() {
 	local coord=$1 tbl=$2 i=0 s
 	shift 2
 	local nshards=$#
-	nd_psql "$coord" -c "CREATE EXTENSION IF NOT EXISTS neardup" \
+	nd_psql "$coord" -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS neardup" \
 		-c "CREATE EXTENSION IF NOT EXISTS postgres_fdw" \
 		-c "CREATE TABLE $tbl (id bigint NOT NULL, sh simhash64) PARTITION BY HASH (id)"
 	for s in "$@"; do
-		nd_psql "$s" -c "CREATE EXTENSION IF NOT EXISTS neardup" \
+		nd_psql "$s" -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS neardup" \
 			-c "CREATE TABLE ${tbl}_$s (id bigint PRIMARY KEY, sh simhash64)"
 		[ -n "${ND_DEFER_INDEXES:-}" ] || nd_shard_indexes "$tbl" "$s"
-		nd_psql "$coord" \
+		nd_psql "$coord" -c "SET client_min_messages = warning" \
 			-c "CREATE SERVER IF NOT EXISTS $s FOREIGN DATA WRAPPER postgres_fdw
 			    OPTIONS (host '127.0.0.1', port '$(nd_port "$s")', dbname 'postgres',
 			             extensions 'neardup', async_capable 'true', fetch_size '${ND_FETCH_SIZE:-100}', batch_size '1000')" \
