@@ -1,7 +1,9 @@
 --
 -- Every function of the extension, with its volatility, strictness and
 -- parallel safety: a change in these markings must be deliberate.
+-- Unaligned output, so that a new function adds one line to the diff.
 --
+\pset format unaligned
 SELECT p.oid::regprocedure AS function,
        p.provolatile AS volatile, p.proisstrict AS strict, p.proparallel AS parallel,
        p.prokind AS kind
@@ -10,8 +12,10 @@ JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.de
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'neardup'
 ORDER BY p.proname, p.oid::regprocedure::text;
 
--- Nothing is volatile or parallel-unsafe; only the selectivity estimators,
--- which read statistics, are STABLE (as PostgreSQL's own eqsel is).
+-- Nothing is volatile or parallel-unsafe. STABLE: the selectivity
+-- estimators, which read statistics (as PostgreSQL's own eqsel is), and the
+-- dedup functions, which read tables through SPI in the caller's snapshot
+-- (PARALLEL RESTRICTED: their query may read the leader's temporary tables).
 SELECT p.oid::regprocedure AS not_immutable_or_unsafe, p.provolatile, p.proparallel
 FROM pg_proc p
 JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'

@@ -28,6 +28,23 @@ SELECT array_length(minhash('a b c d e'), 1) AS default_len,
        array_length(minhash('a b c d e', 8192), 1) AS len_8192,
        array_lower(minhash('a b c d e'), 1) AS lower_bound;
 SELECT minhash('a b c d e') = minhash('a b c d e', 128, 3, 'word', 0) AS defaults;
+-- One call site, num_perm and seed changing from row to row (the walk
+-- starts are cached per call site): the same as a fresh call each time.
+CREATE FUNCTION pg_temp.fresh(d text, k int, s bigint) RETURNS int4[]
+LANGUAGE plpgsql AS $$
+DECLARE
+    r int4[];
+BEGIN
+    EXECUTE format('SELECT minhash(%L, %s, seed => %s)', d, k, s) INTO r;
+    RETURN r;
+END
+$$;
+SELECT bool_and(minhash(d, k, seed => s) = pg_temp.fresh(d, k, s)) AS text_same,
+       bool_and(minhash(shingle_hashes(d, seed => s), k, s) = pg_temp.fresh(d, k, s)) AS bigint_same,
+       count(*) AS n
+FROM (VALUES ('a b c d e', 64, 0), ('a b c d e', 64, 5), ('a b c d e', 128, 5),
+             ('v w x y z', 128, 5), ('a b c d e f g h', 8192, 5), ('a b c d e', 1, 0),
+             ('a b c d e', 64, 0)) AS v(d, k, s);
 
 -- The same features as simhash(text): the shingle hashes, taken as given.
 SELECT minhash(d) = minhash(shingle_hashes(d)) AS word3,

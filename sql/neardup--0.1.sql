@@ -757,6 +757,11 @@ RETURNS pg_catalog.float8
 AS 'MODULE_PATHNAME', 'nd_jaccard_int8_array'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+CREATE FUNCTION @extschema@.jaccard(a pg_catalog.text[], b pg_catalog.text[])
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'nd_jaccard_text_array'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 -- LSH banding: index minhash_bands(sig, b, r) with GIN's built-in
 -- array_ops and query with &&.
 CREATE FUNCTION @extschema@.minhash_bands(sig pg_catalog.int4[], bands pg_catalog.int4,
@@ -789,11 +794,115 @@ SELECT @extschema@.minhash_bands(sig, bands, rows)
        AND @extschema@.minhash_jaccard(sig, query) OPERATOR(pg_catalog.>=) threshold
 $$;
 
+-- The same one-liner verified with the exact Jaccard of the two texts
+-- instead of the estimate: candidates from the band index, no false
+-- positives (misses are still LSH's, pairs that share no band).  The shingle
+-- parameters must be those the signatures were made with.
+CREATE FUNCTION @extschema@.minhash_similar_exact(sig pg_catalog.int4[], query pg_catalog.int4[],
+                                                  doc pg_catalog.text, query_doc pg_catalog.text,
+                                                  threshold pg_catalog.float8,
+                                                  bands pg_catalog.int4, rows pg_catalog.int4,
+                                                  shingle pg_catalog.int4 DEFAULT 3,
+                                                  unit pg_catalog.text DEFAULT 'word',
+                                                  seed pg_catalog.int8 DEFAULT 0)
+RETURNS pg_catalog.bool
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+SELECT @extschema@.minhash_bands(sig, bands, rows)
+           OPERATOR(pg_catalog.&&) @extschema@.minhash_bands(query, bands, rows)
+       AND @extschema@.jaccard(doc, query_doc, shingle, unit, seed) OPERATOR(pg_catalog.>=) threshold
+$$;
+
+-- b-bit signatures (Li & König): the low bits of each value, packed into a
+-- bytea that records bits and num_perm; the estimate corrects for chance
+-- agreements.
+CREATE FUNCTION @extschema@.minhash_bbit(sig pg_catalog.int4[], bits pg_catalog.int4)
+RETURNS pg_catalog.bytea
+AS 'MODULE_PATHNAME', 'nd_minhash_bbit'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.minhash_bbit_jaccard(a pg_catalog.bytea, b pg_catalog.bytea)
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'nd_minhash_bbit_jaccard'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 -- ===== end section: minhash =====
 
 -- ===== section: dedup pairs (src/dedup/pairs.c, src/dedup/band_keys.c) =====
 -- Exact all-pairs search over a table's fingerprints, and the band keys
 -- that let PostgreSQL's own joins find the same pairs.
+
+/*
+ * simhash_pairs (doc/dedup.md): every unordered pair of rows whose
+ * fingerprints are within max_distance, once, id_a < id_b.  STABLE: they
+ * read tables, through SPI in read-only mode, in the caller's snapshot.
+ * PARALLEL RESTRICTED: the query may use the leader's temporary tables, and
+ * results are materialised in a tuplestore of the calling backend.  Not
+ * STRICT: a NULL blocks means "choose".  Run as the caller (not SECURITY
+ * DEFINER), so the caller's privileges and row security apply.
+ */
+CREATE FUNCTION @extschema@.simhash_pairs(source pg_catalog.regclass, id_column pg_catalog.name,
+                                          fingerprint_column pg_catalog.name,
+                                          max_distance pg_catalog.int4 DEFAULT 3,
+                                          blocks pg_catalog.int4 DEFAULT NULL)
+RETURNS TABLE(id_a pg_catalog.int8, id_b pg_catalog.int8, distance pg_catalog.int4)
+AS 'MODULE_PATHNAME', 'simhash_pairs_rel'
+LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+
+CREATE FUNCTION @extschema@.simhash_pairs(query pg_catalog.text,
+                                          max_distance pg_catalog.int4 DEFAULT 3,
+                                          blocks pg_catalog.int4 DEFAULT NULL)
+RETURNS TABLE(id_a pg_catalog.int8, id_b pg_catalog.int8, distance pg_catalog.int4)
+AS 'MODULE_PATHNAME', 'simhash_pairs_query'
+LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+
+/*
+ * The table form again, for string literals: with three quoted arguments,
+ * simhash_pairs('docs', 'id', 'sh') would otherwise be ambiguous between
+ * the two forms above (each wins one argument position).  The name is
+ * looked up as a regclass input would be.
+ */
+CREATE FUNCTION @extschema@.simhash_pairs(source pg_catalog.text, id_column pg_catalog.text,
+                                          fingerprint_column pg_catalog.text,
+                                          max_distance pg_catalog.int4 DEFAULT 3,
+                                          blocks pg_catalog.int4 DEFAULT NULL)
+RETURNS TABLE(id_a pg_catalog.int8, id_b pg_catalog.int8, distance pg_catalog.int4)
+AS 'MODULE_PATHNAME', 'simhash_pairs_relname'
+LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+
+/*
+ * Band keys: one bigint per permuted table; fingerprints within
+ * max_distance share at least one, and simhash_band_first() names the first
+ * one they share, so that a self-join on the keys reports each pair once
+ * without DISTINCT (doc/dedup.md).  Without blocks, the smallest block
+ * count whose keys have at least 24 bits.  The keys are stable: they may be
+ * stored and indexed.
+ */
+CREATE FUNCTION @extschema@.simhash_band_keys(fingerprint @extschema@.simhash64,
+                                              max_distance pg_catalog.int4 DEFAULT 3)
+RETURNS pg_catalog.int8[]
+AS 'MODULE_PATHNAME', 'simhash_band_keys'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash_band_keys(fingerprint @extschema@.simhash64,
+                                              max_distance pg_catalog.int4, blocks pg_catalog.int4)
+RETURNS pg_catalog.int8[]
+AS 'MODULE_PATHNAME', 'simhash_band_keys_blocks'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash_band_first(a @extschema@.simhash64, b @extschema@.simhash64,
+                                               key_index pg_catalog.int4,
+                                               max_distance pg_catalog.int4 DEFAULT 3)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'simhash_band_first'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash_band_first(a @extschema@.simhash64, b @extschema@.simhash64,
+                                               key_index pg_catalog.int4,
+                                               max_distance pg_catalog.int4, blocks pg_catalog.int4)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'simhash_band_first_blocks'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 -- ===== end section: dedup pairs =====
 
 -- ===== section: dedup clusters (src/dedup/clusters.c) =====

@@ -23,6 +23,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 #include "minhash.h"
 #include "nd_features.h"
@@ -46,6 +47,42 @@ num_perm_arg(FunctionCallInfo fcinfo, int argno)
 	return k;
 }
 
+/*
+ * Per call site (fn_extra): the bins' working memory and the densification
+ * walks' starts, which depend only on num_perm and the seed; a column of
+ * documents is usually hashed with one pair, so they are computed once.
+ */
+typedef struct MinhashCache
+{
+	int			k;
+	uint64		seed;
+	uint64	   *mins;			/* k values */
+	uint16		starts[FLEXIBLE_ARRAY_MEMBER];	/* k * ND_MINHASH_WALKS */
+} MinhashCache;
+
+static void
+minhash_start(FunctionCallInfo fcinfo, nd_minhash *mh, int k, uint64 seed)
+{
+	MinhashCache *c = (MinhashCache *) fcinfo->flinfo->fn_extra;
+
+	if (c == NULL || c->k != k || c->seed != seed)
+	{
+		Size		starts = (Size) k * ND_MINHASH_WALKS * sizeof(uint16);
+
+		if (c)
+			pfree(c);
+		c = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt,
+							   MAXALIGN(offsetof(MinhashCache, starts) + starts) +
+							   (Size) k * sizeof(uint64));
+		c->k = k;
+		c->seed = seed;
+		c->mins = (uint64 *) ((char *) c + MAXALIGN(offsetof(MinhashCache, starts) + starts));
+		nd_minhash_starts(k, seed, c->starts);
+		fcinfo->flinfo->fn_extra = c;
+	}
+	nd_minhash_init(mh, k, seed, c->mins, c->starts);
+}
+
 /* The signature as int4[], or NULL when no feature was added. */
 static ArrayType *
 signature_array(const nd_minhash *mh)
@@ -55,7 +92,7 @@ signature_array(const nd_minhash *mh)
 
 	if (mh->n == 0)
 		return NULL;
-	arr = palloc0(size);
+	arr = palloc(size);
 	SET_VARSIZE(arr, size);
 	arr->ndim = 1;
 	arr->dataoffset = 0;
@@ -87,7 +124,7 @@ nd_minhash_text(PG_FUNCTION_ARGS)
 	nd_minhash	mh;
 	ArrayType  *sig;
 
-	nd_minhash_init(&mh, k, p.seed, palloc(k * sizeof(uint64)));
+	minhash_start(fcinfo, &mh, k, p.seed);
 	nd_text_features(doc, &p, add_features, &mh, NULL, NULL);
 	sig = signature_array(&mh);
 	if (sig == NULL)
@@ -119,7 +156,7 @@ minhash_of_array(FunctionCallInfo fcinfo, Oid elemtype)
 	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
 	deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &values, &nulls, &n);
 
-	nd_minhash_init(&mh, k, seed, palloc(k * sizeof(uint64)));
+	minhash_start(fcinfo, &mh, k, seed);
 	for (int i = 0; i < n; i++)
 	{
 		if ((i & (CHECK_EVERY - 1)) == 0)

@@ -19,6 +19,7 @@
 #include "utils/memutils.h"
 
 #include "minhash.h"
+#include "nd_features.h"
 #include "nd_minhash.h"
 #include "text_features.h"
 
@@ -83,30 +84,50 @@ nd_jaccard_text(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8(j);
 }
 
+/*
+ * The elements of a one-dimensional bigint[] or text[] as a feature list;
+ * NULLs skipped.  Strings are hashed as minhash(text[]) hashes them with
+ * seed 0 (XXH3-64): sets of 64-bit hashes, a false match having
+ * probability about n^2 / 2^64.
+ */
 static void
-int8_array_set(ArrayType *arr, NdFeatureList *fs)
+feature_set(ArrayType *arr, NdFeatureList *fs)
 {
 	Datum	   *values;
 	bool	   *nulls;
 	int			n;
+	Oid			elemtype = ARR_ELEMTYPE(arr);
 
 	if (ARR_NDIM(arr) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("feature array must be one-dimensional")));
-	deconstruct_array(arr, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-					  &values, &nulls, &n);
+	if (elemtype == INT8OID)
+		deconstruct_array(arr, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+						  &values, &nulls, &n);
+	else
+		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &values, &nulls, &n);
 	fs->cap = fs->limit = Max(n, 1);
 	fs->n = 0;
 	fs->v = palloc(fs->cap * sizeof(uint64));
 	for (int i = 0; i < n; i++)
-		if (!nulls[i])
+	{
+		if (nulls[i])
+			continue;
+		if (elemtype == INT8OID)
 			fs->v[fs->n++] = (uint64) DatumGetInt64(values[i]);
+		else
+		{
+			text	   *t = DatumGetTextPP(values[i]);
+
+			fs->v[fs->n++] = nd_hash_bytes(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), 0);
+		}
+	}
 }
 
 /*
- * jaccard(a bigint[], b bigint[]) → float8: the arrays as sets (NULLs
- * skipped, as minhash() skips them).
+ * jaccard(a bigint[], b bigint[]) and jaccard(a text[], b text[]) → float8:
+ * the arrays as sets (NULLs skipped, as minhash() skips them).
  */
 PG_FUNCTION_INFO_V1(nd_jaccard_int8_array);
 Datum
@@ -116,9 +137,17 @@ nd_jaccard_int8_array(PG_FUNCTION_ARGS)
 				fb;
 	float8		j;
 
-	int8_array_set(PG_GETARG_ARRAYTYPE_P(0), &fa);
-	int8_array_set(PG_GETARG_ARRAYTYPE_P(1), &fb);
+	feature_set(PG_GETARG_ARRAYTYPE_P(0), &fa);
+	feature_set(PG_GETARG_ARRAYTYPE_P(1), &fb);
 	if (!exact_jaccard(&fa, &fb, &j))
 		PG_RETURN_NULL();
 	PG_RETURN_FLOAT8(j);
+}
+
+/* The same C function serves text[]: feature_set() reads the element type. */
+PG_FUNCTION_INFO_V1(nd_jaccard_text_array);
+Datum
+nd_jaccard_text_array(PG_FUNCTION_ARGS)
+{
+	return nd_jaccard_int8_array(fcinfo);
 }

@@ -48,13 +48,15 @@ nd_minhash_check(int k)
 }
 
 void
-nd_minhash_init(nd_minhash *mh, int k, uint64_t seed, uint64_t *mins)
+nd_minhash_init(nd_minhash *mh, int k, uint64_t seed, uint64_t *mins,
+				const uint16_t *starts)
 {
 	mh->k = k;
 	mh->key_bin = seed_key(seed, 0);
 	mh->key_value = seed_key(seed, 1);
 	mh->key_probe = seed_key(seed, 2);
 	mh->mins = mins;
+	mh->starts = starts;
 	mh->n = 0;
 	for (int i = 0; i < k; i++)
 		mins[i] = EMPTY_BIN;
@@ -78,57 +80,144 @@ nd_minhash_add(nd_minhash *mh, const uint64_t *features, size_t n)
 		 * the bin; shifted to 63 bits so that it never equals EMPTY_BIN.
 		 */
 		uint64_t	v = nd_fmix64(x ^ kv) >> 1;
+		uint64_t	m = mins[bin];
 
-		if (v < mins[bin])
-			mins[bin] = v;
+		/* no branch: whether a feature lowers its bin is data */
+		mins[bin] = v < m ? v : m;
 	}
 	mh->n += n;
+}
+
+/* Bin i's walk starts: 16-bit slices of one mix of i, scaled to [0, k). */
+static inline void
+walk_starts(uint64_t key, int k, int i, uint16_t *r)
+{
+	uint64_t	x = nd_mul_fold(key ^ (uint64_t) i, 0x9E3779B97F4A7C15ull);
+
+	for (int c = 0; c < ND_MINHASH_WALKS; c++)
+		r[c] = (uint16_t) ((((x >> (16 * c)) & 0xFFFF) * (uint64_t) k) >> 16);
+}
+
+void
+nd_minhash_starts(int k, uint64_t seed, uint16_t *starts)
+{
+	uint64_t	key = seed_key(seed, 2);
+
+	for (int i = 0; i < k; i++)
+		walk_starts(key, k, i, starts + (size_t) i * ND_MINHASH_WALKS);
+}
+
+/*
+ * Densification: empty bin i takes the value of the first non-empty bin of
+ * a sequence that depends only on the seed, k and i, never on the data.
+ * Two sets whose bins i are both empty then agree there exactly when the
+ * first bin of the sequence that is non-empty in their union holds the
+ * union's minimum in both, which happens with probability equal to their
+ * Jaccard similarity: the collision probability of k independent
+ * permutations (Shrivastava, ICML 2017, for any data-independent sequence).
+ *
+ * Shrivastava's sequence is uniformly random bins: k / m probes per empty
+ * bin for m non-empty bins, k^2 / m in all, each probe a branch that the
+ * processor mostly mispredicts.  On a short document that was most of the
+ * time of minhash().  Our sequence interleaves ND_MINHASH_WALKS walks from
+ * random starts, even ones to the right and odd ones to the left (start 0,
+ * 1, 2, 3, then each one bin further, cyclically).  The first non-empty bin
+ * it meets is the nearest one to a start, found in O(1) from successor and
+ * predecessor tables built in one sweep: O(k) in all, without branches.
+ *
+ * A non-empty bin after a long run of empty ones is met more often than a
+ * uniformly random choice would meet it, so two empty bins borrow the same
+ * bin a little more often: the estimate's variance rises for sets much
+ * smaller than k (simulated standard deviation at k = 128, J = 0.5: +4% at
+ * 28 features, +25% at 5, against uniform probes); its mean does not move.
+ */
+static void
+densify(const nd_minhash *mh, uint32_t *sig)
+{
+	const uint64_t *mins = mh->mins;
+	int			k = mh->k;
+	int16_t		succ[ND_MINHASH_MAX_PERM];
+	int16_t		pred[ND_MINHASH_MAX_PERM];
+	int			first = 0,
+				last = k - 1,
+				next,
+				prev;
+
+	/* some bin is full: n > 0 */
+	while (mins[first] == EMPTY_BIN)
+		first++;
+	while (mins[last] == EMPTY_BIN)
+		last--;
+
+	/*
+	 * The sweeps and the loop below have no branches: which bins are empty
+	 * is data, which the processor cannot predict.
+	 *
+	 * succ[p]: the first non-empty bin at or after p, counted on from k past
+	 * the end (so that succ[p] - p is the distance); pred[p]: the last one
+	 * at or before p, counted down from 0 before the start.  Values in (-k,
+	 * 2k): int16 for k <= 8192.
+	 */
+	next = first + k;
+	prev = last - k;
+	for (int p = 0, q = k - 1; p < k; p++, q--)
+	{
+		/* two independent dependency chains, interleaved */
+		int			full_q = -(mins[q] != EMPTY_BIN);
+		int			full_p = -(mins[p] != EMPTY_BIN);
+
+		next = (q & full_q) | (next & ~full_q);
+		succ[q] = (int16_t) next;
+		prev = (p & full_p) | (prev & ~full_p);
+		pred[p] = (int16_t) prev;
+	}
+
+	for (int i = 0; i < k; i++)
+	{
+		uint16_t	r[ND_MINHASH_WALKS];
+		int			from = 0,
+					dist = INT32_MAX;
+		uint32_t	full;
+
+		if (mh->starts)
+			memcpy(r, mh->starts + (size_t) i * ND_MINHASH_WALKS, sizeof(r));
+		else
+			walk_starts(mh->key_probe, k, i, r);
+
+		/*
+		 * Walk c meets its bin after ND_MINHASH_WALKS * distance + c steps:
+		 * the smallest distance wins, ties going to the lower c (strict <).
+		 */
+		for (int c = 0; c < ND_MINHASH_WALKS; c++)
+		{
+			int			at = (c & 1) ? pred[r[c]] : succ[r[c]];
+			int			d = (c & 1) ? r[c] - at : at - r[c];
+
+			from = d < dist ? at : from;
+			dist = d < dist ? d : dist;
+		}
+		from += (from < 0) ? k : (from >= k) ? -k : 0;
+		full = -(uint32_t) (mins[i] != EMPTY_BIN);
+		sig[i] = (sig[i] & full) | ((uint32_t) (mins[from] >> 31) & ~full);
+	}
 }
 
 bool
 nd_minhash_result(const nd_minhash *mh, uint32_t *sig)
 {
 	int			k = mh->k;
-	int			empty = 0;
+	bool		empty = false;
 
 	if (mh->n == 0)
 		return false;
 
 	for (int i = 0; i < k; i++)
 	{
-		if (mh->mins[i] == EMPTY_BIN)
-			empty++;
-		else
-			sig[i] = (uint32_t) (mh->mins[i] >> 31);
+		sig[i] = (uint32_t) (mh->mins[i] >> 31);
+		empty |= (mh->mins[i] == EMPTY_BIN);
 	}
-
-	/*
-	 * Optimal densification: empty bin i probes bins h(i, 1), h(i, 2), ...
-	 * (a function of the seed and i only) until it finds one that was not
-	 * empty, and takes that bin's value.  Two sets whose bins i are both
-	 * empty agree there exactly when their borrowed bins agree, which keeps
-	 * the collision probability at the Jaccard similarity.  Expected probes
-	 * per empty bin: k / (non-empty bins).
-	 */
-	if (empty > 0)
-	{
-		for (int i = 0; i < k; i++)
-		{
-			if (mh->mins[i] != EMPTY_BIN)
-				continue;
-			for (uint64_t attempt = 1;; attempt++)
-			{
-				uint64_t	r = nd_fmix64(mh->key_probe ^ (((uint64_t) i << 40) | attempt));
-				int			j = bin_of(r, k);
-
-				if (mh->mins[j] != EMPTY_BIN)
-				{
-					sig[i] = (uint32_t) (mh->mins[j] >> 31);
-					break;
-				}
-			}
-		}
-	}
+	if (empty)
+		densify(mh, sig);
 	return true;
 }
 
@@ -202,6 +291,106 @@ nd_minhash_band_key(const uint32_t *values, int rows, int band)
 		buf[4 * i + 3] = (uint8_t) (values[i] >> 24);
 	}
 	return nd_hash_bytes(buf, (size_t) rows * 4, seed_key(0x6D696E68617368ull, (uint64_t) band));
+}
+
+/* ---- b-bit signatures ------------------------------------------------- */
+
+const char *
+nd_bbit_check(int bits)
+{
+	if (bits < 1 || bits > 32)
+		return "bits must be between 1 and 32";
+	return NULL;
+}
+
+size_t
+nd_bbit_size(int k, int bits)
+{
+	return ND_BBIT_HEADER + ((size_t) k * bits + 7) / 8;
+}
+
+void
+nd_bbit_pack(const uint32_t *sig, int k, int bits, uint8_t *out)
+{
+	uint8_t    *payload = out + ND_BBIT_HEADER;
+	uint64_t	acc = 0;		/* bits not yet written, lowest first */
+	int			have = 0;
+	size_t		o = 0;
+	uint64_t	mask = bits == 32 ? 0xFFFFFFFFull : (1ull << bits) - 1;
+
+	out[0] = (uint8_t) bits;
+	out[1] = (uint8_t) k;
+	out[2] = (uint8_t) (k >> 8);
+	for (int i = 0; i < k; i++)
+	{
+		acc |= ((uint64_t) sig[i] & mask) << have;
+		have += bits;
+		while (have >= 8)
+		{
+			payload[o++] = (uint8_t) acc;
+			acc >>= 8;
+			have -= 8;
+		}
+	}
+	if (have > 0)
+		payload[o++] = (uint8_t) acc;	/* the tail's unused bits are 0 */
+}
+
+bool
+nd_bbit_header(const uint8_t *p, size_t len, int *k, int *bits)
+{
+	if (len < ND_BBIT_HEADER)
+		return false;
+	*bits = p[0];
+	*k = p[1] | (p[2] << 8);
+	return nd_bbit_check(*bits) == NULL && nd_minhash_check(*k) == NULL &&
+		len == nd_bbit_size(*k, *bits);
+}
+
+/* value i of a packed payload */
+static inline uint32_t
+bbit_get(const uint8_t *payload, int i, int bits)
+{
+	size_t		at = (size_t) i * bits;
+	uint64_t	w = 0;
+	int			nbytes = ((int) (at & 7) + bits + 7) / 8;	/* at most 5 */
+
+	for (int j = 0; j < nbytes; j++)
+		w |= (uint64_t) payload[at / 8 + j] << (8 * j);
+	w >>= at & 7;
+	return (uint32_t) (w & (bits == 32 ? 0xFFFFFFFFull : (1ull << bits) - 1));
+}
+
+int
+nd_bbit_matches(const uint8_t *a, const uint8_t *b, int k, int bits)
+{
+	const uint8_t *pa = a + ND_BBIT_HEADER,
+			   *pb = b + ND_BBIT_HEADER;
+	int			same = 0;
+
+	if (bits == 1)
+	{
+		/* the common case, bytewise: 8 values per byte */
+		size_t		full = (size_t) k / 8;
+
+		for (size_t j = 0; j < full; j++)
+			same += 8 - __builtin_popcount(pa[j] ^ pb[j]);
+		for (int i = (int) full * 8; i < k; i++)
+			same += bbit_get(pa, i, 1) == bbit_get(pb, i, 1);
+		return same;
+	}
+	for (int i = 0; i < k; i++)
+		same += bbit_get(pa, i, bits) == bbit_get(pb, i, bits);
+	return same;
+}
+
+double
+nd_bbit_estimate(int matches, int k, int bits)
+{
+	double		c = ldexp(1.0, -bits);
+	double		j = ((double) matches / k - c) / (1.0 - c);
+
+	return j > 0.0 ? j : 0.0;
 }
 
 /* ---- LSH parameters ---------------------------------------------------- */

@@ -8,11 +8,13 @@
  * Each feature's 64-bit hash is mixed with the seed's key; the mix picks
  * the feature's bin (multiply-shift on its high half) and, through a second
  * mix, its value; a bin keeps its smallest value.  One pass, O(n + k), for
- * k values.  A bin no feature fell into borrows the value of a non-empty
- * bin chosen by a probe sequence that depends only on the seed and the
- * bin's index (never on the data), so two sets agree at a position with
+ * k values.  A bin no feature fell into borrows the value of the first
+ * non-empty bin of a sequence that depends only on the seed and the bin's
+ * index (never on the data), so two sets agree at a position with
  * probability equal to their Jaccard similarity, as with k independent
- * permutations.
+ * permutations.  The sequence interleaves four walks from random starts,
+ * so that the borrowed bin is found in O(1) from successor and predecessor
+ * tables: O(k) in all, however few bins are full.
  *
  * Values are the 32 high bits of each bin's 64-bit minimum: half the
  * storage of 64-bit values, and a chance collision of two different minima
@@ -39,14 +41,29 @@ typedef struct nd_minhash
 	uint64_t	key_value;
 	uint64_t	key_probe;
 	uint64_t   *mins;			/* k slots, caller's memory */
+	const uint16_t *starts;		/* walk starts, or NULL: see below */
 	uint64_t	n;				/* features added */
 } nd_minhash;
 
 /* NULL when k is acceptable, else a static message for an error report. */
 extern const char *nd_minhash_check(int k);
 
-/* mins: room for k values, owned by the caller. */
-extern void nd_minhash_init(nd_minhash *mh, int k, uint64_t seed, uint64_t *mins);
+/* Walks per empty bin in densification. */
+#define ND_MINHASH_WALKS 4
+
+/*
+ * mins: room for k values, owned by the caller.  starts: NULL, or the
+ * table nd_minhash_starts() made for the same k and seed; it saves
+ * recomputing it for every signature (the values are the same either way).
+ */
+extern void nd_minhash_init(nd_minhash *mh, int k, uint64_t seed, uint64_t *mins,
+							const uint16_t *starts);
+
+/*
+ * The densification walks' starts of every bin for (k, seed): k *
+ * ND_MINHASH_WALKS values.  They do not depend on the data.
+ */
+extern void nd_minhash_starts(int k, uint64_t seed, uint16_t *starts);
 extern void nd_minhash_add(nd_minhash *mh, const uint64_t *features, size_t n);
 
 /*
@@ -73,6 +90,38 @@ extern size_t nd_count_common(const uint64_t *a, size_t na,
  * most ND_MINHASH_MAX_PERM (the key is built in a buffer of that size).
  */
 extern uint64_t nd_minhash_band_key(const uint32_t *values, int rows, int band);
+
+/*
+ * b-bit MinHash (Li & König, WWW 2010): the low `bits` bits of each value,
+ * packed.  Layout: byte 0 bits, bytes 1-2 k (little-endian), then value i
+ * in bits [i * bits, (i + 1) * bits) of the payload, bit j of the payload
+ * being bit j % 8 of its byte j / 8.  The low bits: the high ones of a
+ * minimum lean towards 0.
+ */
+#define ND_BBIT_HEADER 3
+
+/* NULL when bits is acceptable (1 .. 32), else a static message. */
+extern const char *nd_bbit_check(int bits);
+extern size_t nd_bbit_size(int k, int bits);
+extern void nd_bbit_pack(const uint32_t *sig, int k, int bits, uint8_t *out);
+
+/*
+ * Reads a packed signature's header; false when `len` bytes cannot be one
+ * (bad bits, k outside 1 .. ND_MINHASH_MAX_PERM, or a length other than
+ * nd_bbit_size(k, bits)).
+ */
+extern bool nd_bbit_header(const uint8_t *p, size_t len, int *k, int *bits);
+
+/* Positions where two packed signatures of the same k and bits agree. */
+extern int	nd_bbit_matches(const uint8_t *a, const uint8_t *b, int k, int bits);
+
+/*
+ * The Jaccard estimate from `matches` agreeing positions of k: two
+ * different minima still agree on `bits` bits with probability 2^-bits, so
+ * P[agree] = 2^-bits + (1 - 2^-bits) J; J = (P - 2^-bits) / (1 - 2^-bits),
+ * raised to 0 when negative.
+ */
+extern double nd_bbit_estimate(int matches, int k, int bits);
 
 /*
  * (bands, rows), bands * rows <= k, minimizing

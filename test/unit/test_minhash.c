@@ -33,11 +33,53 @@ sig_of(const uint64_t *f, size_t n, int k, uint64_t seed, uint32_t *sig)
 	nd_minhash	mh;
 	int			r;
 
-	nd_minhash_init(&mh, k, seed, mins);
+	nd_minhash_init(&mh, k, seed, mins, NULL);
 	nd_minhash_add(&mh, f, n);
 	r = nd_minhash_result(&mh, sig);
 	free(mins);
 	return r;
+}
+
+/*
+ * A starts table made once gives the same signatures as starts computed on
+ * the fly, for sets from one feature to more than k.
+ */
+static void
+test_starts_table(void)
+{
+	static const int ks[] = {1, 7, 128, 8192};
+	int			same = 1;
+
+	for (int ik = 0; ik < 4; ik++)
+	{
+		int			k = ks[ik];
+		uint16_t   *starts = malloc(sizeof(uint16_t) * k * ND_MINHASH_WALKS);
+		uint64_t   *mins = malloc(sizeof(uint64_t) * k);
+		uint32_t   *s1 = malloc(sizeof(uint32_t) * k),
+				   *s2 = malloc(sizeof(uint32_t) * k);
+		uint64_t	f[300];
+
+		for (int i = 0; i < 300; i++)
+			f[i] = rnd();
+		nd_minhash_starts(k, 99, starts);
+		for (int n = 1; n <= 300; n += 37)
+		{
+			nd_minhash	mh;
+
+			nd_minhash_init(&mh, k, 99, mins, NULL);
+			nd_minhash_add(&mh, f, n);
+			nd_minhash_result(&mh, s1);
+			nd_minhash_init(&mh, k, 99, mins, starts);
+			nd_minhash_add(&mh, f, n);
+			nd_minhash_result(&mh, s2);
+			same &= memcmp(s1, s2, sizeof(uint32_t) * k) == 0;
+		}
+		free(starts);
+		free(mins);
+		free(s1);
+		free(s2);
+	}
+	ok(same, "a starts table gives the signatures computed without one");
 }
 
 static void
@@ -58,7 +100,7 @@ test_empty_and_densify(void)
 	uint64_t	f[3] = {1, 2, 3};
 	int			fill_ok = 1;
 
-	nd_minhash_init(&mh, 64, 0, mins);
+	nd_minhash_init(&mh, 64, 0, mins, NULL);
 	ok(!nd_minhash_result(&mh, sig), "no features: no signature");
 
 	/* one feature, 8192 bins: every bin borrows the single value */
@@ -109,7 +151,7 @@ test_set_semantics(void)
 		uint64_t	mins[256];
 		nd_minhash	mh;
 
-		nd_minhash_init(&mh, 256, 7, mins);
+		nd_minhash_init(&mh, 256, 7, mins, NULL);
 		nd_minhash_add(&mh, a, 123);
 		nd_minhash_add(&mh, a + 123, 377);
 		nd_minhash_result(&mh, sc);
@@ -122,7 +164,10 @@ test_set_semantics(void)
 
 /*
  * Sets of size n with exact Jaccard j: c common + (n - c) own each, with
- * c / (2n - c) = j.  The estimate should be within 4 sd of j.
+ * c / (2n - c) = j.  The estimate should be within 4 sd of j: the classic
+ * sqrt(J(1-J)/k), times 1.6 for sets with at most k/8 features, where most
+ * values are borrowed and so correlated (simulated: 1.6x at 10 features in
+ * 256 bins; uniform probes 1.2x).
  */
 static void
 test_estimates(void)
@@ -130,6 +175,9 @@ test_estimates(void)
 	static const double js[] = {0.0, 0.2, 0.5, 0.8, 0.95, 1.0};
 	static const int ns[] = {20, 200, 5000};
 	int			k = 256;
+
+	/* its own stream: the sets must not depend on the tests run before */
+	rng_state = 0x0123456789abcdefULL;
 
 	for (int in = 0; in < 3; in++)
 	{
@@ -139,7 +187,7 @@ test_estimates(void)
 		{
 			int			c = (int) lround(2.0 * n * js[ij] / (1.0 + js[ij]));
 			double		exact = (double) c / (2 * n - c);
-			double		sd = sqrt(exact * (1 - exact) / k);
+			double		sd = sqrt(exact * (1 - exact) / k) * (n * 8 <= k ? 1.6 : 1.0);
 			int			within = 0;
 			uint64_t   *a = malloc(sizeof(uint64_t) * n),
 					   *b = malloc(sizeof(uint64_t) * n);
@@ -167,23 +215,23 @@ test_estimates(void)
 	}
 }
 
-/* Mean estimate over many seeds is unbiased (densification included). */
+/*
+ * Mean and standard deviation of the estimate over `trials` seeds, for two
+ * sets of n features sharing c (exact Jaccard c / (2n - c)), k values.
+ */
 static void
-test_unbiased(void)
+estimate_stats(int n, int c, int k, int trials, double *mean, double *sd)
 {
-	int			n = 30,
-				c = 20,
-				k = 128;		/* 40 distinct features, 128 bins: mostly empty */
-	double		exact = (double) c / (2 * n - c);
-	double		sum = 0;
-	int			trials = 400;
+	uint64_t   *a = malloc(sizeof(uint64_t) * n),
+			   *b = malloc(sizeof(uint64_t) * n);
+	uint32_t   *sa = malloc(sizeof(uint32_t) * k),
+			   *sb = malloc(sizeof(uint32_t) * k);
+	double		sum = 0,
+				sq = 0;
 
 	for (int t = 0; t < trials; t++)
 	{
-		uint64_t	a[30],
-					b[30];
-		uint32_t	sa[128],
-					sb[128];
+		double		est;
 
 		for (int i = 0; i < n; i++)
 		{
@@ -192,11 +240,64 @@ test_unbiased(void)
 		}
 		sig_of(a, n, k, (uint64_t) t * 31, sa);
 		sig_of(b, n, k, (uint64_t) t * 31, sb);
-		sum += nd_minhash_estimate(sa, sb, k);
+		est = nd_minhash_estimate(sa, sb, k);
+		sum += est;
+		sq += est * est;
 	}
-	/* the mean of 400 estimates: sd at most sqrt(J(1-J)) / sqrt(400) */
-	ok(fabs(sum / trials - exact) < 4 * sqrt(exact * (1 - exact)) / 20,
-	   "sparse sets (40 features, 128 bins): mean estimate %.4f vs %.4f", sum / trials, exact);
+	*mean = sum / trials;
+	*sd = sqrt(sq / trials - *mean * *mean);
+	free(a);
+	free(b);
+	free(sa);
+	free(sb);
+}
+
+/*
+ * Densification keeps the estimate unbiased: the mean over many seeds is
+ * within 4 standard errors of the exact Jaccard, for sets from far smaller
+ * than k (almost every value borrowed, most of them through the walks) to
+ * about k.  Its standard deviation stays near the classic sqrt(J(1-J)/k)
+ * once a set has a few dozen features; for tiny sets it is larger, bounded
+ * here generously (doc/minhash.md has the measured figures).
+ */
+static void
+test_unbiased(void)
+{
+	static const struct
+	{
+		int			n,
+					c,
+					k;
+		double		sd_factor;	/* allowed sd over the classic one */
+	}			cases[] = {
+		{2, 1, 128, 0},			/* J = 1/3; 2 of 128 bins full at most */
+		{5, 3, 256, 0},			/* J = 3/7 */
+		{30, 20, 128, 1.25},	/* J = 1/2, 40 features in 128 bins */
+		{28, 27, 128, 1.35},	/* J = 0.93 */
+		{100, 60, 128, 1.15},
+		{400, 300, 128, 1.15},
+	};
+
+	for (int i = 0; i < (int) (sizeof(cases) / sizeof(cases[0])); i++)
+	{
+		int			n = cases[i].n,
+					c = cases[i].c,
+					k = cases[i].k,
+					trials = 2000;
+		double		exact = (double) c / (2 * n - c),
+					classic = sqrt(exact * (1 - exact) / k),
+					mean,
+					sd;
+
+		estimate_stats(n, c, k, trials, &mean, &sd);
+		ok(fabs(mean - exact) < 4 * sd / sqrt(trials),
+		   "n=%d k=%d: mean estimate %.4f vs J %.4f (standard error %.4f)",
+		   n, k, mean, exact, sd / sqrt(trials));
+		if (cases[i].sd_factor > 0)
+			ok(sd < cases[i].sd_factor * classic,
+			   "n=%d k=%d J=%.3f: sd %.4f, classic %.4f (ratio %.2f)",
+			   n, k, exact, sd, classic, sd / classic);
+	}
 }
 
 static void
@@ -252,10 +353,146 @@ test_lsh_params(void)
 	ok(b == 1 && r == 1, "one perm: (1, 1)");
 }
 
+static void
+test_bbit_packing(void)
+{
+	static const int ks[] = {1, 7, 128, 8192};
+	int			round_trip = 1,
+				one_off = 1,
+				high_ignored = 1,
+				sizes = 1,
+				headers = 1;
+
+	for (int ik = 0; ik < 4; ik++)
+	{
+		int			k = ks[ik];
+		uint32_t   *sig = malloc(sizeof(uint32_t) * k),
+				   *other = malloc(sizeof(uint32_t) * k);
+
+		for (int i = 0; i < k; i++)
+			sig[i] = (uint32_t) rnd();
+		for (int bits = 1; bits <= 32; bits++)
+		{
+			size_t		size = nd_bbit_size(k, bits);
+			uint8_t    *pa = malloc(size),
+					   *pb = malloc(size);
+			int			hk,
+						hb;
+			int			at = k / 2;
+
+			sizes &= size == 3 + ((size_t) k * bits + 7) / 8;
+			nd_bbit_pack(sig, k, bits, pa);
+			headers &= nd_bbit_header(pa, size, &hk, &hb) && hk == k && hb == bits;
+			headers &= !nd_bbit_header(pa, size - 1, &hk, &hb) && !nd_bbit_header(pa, size + 1, &hk, &hb);
+			round_trip &= nd_bbit_matches(pa, pa, k, bits) == k;
+
+			/* one value differs in its lowest bit: one match fewer */
+			memcpy(other, sig, sizeof(uint32_t) * k);
+			other[at] ^= 1;
+			nd_bbit_pack(other, k, bits, pb);
+			one_off &= nd_bbit_matches(pa, pb, k, bits) == k - 1;
+
+			/* differs above the kept bits only: still a match */
+			if (bits < 32)
+			{
+				other[at] = sig[at] ^ (1u << bits);
+				nd_bbit_pack(other, k, bits, pb);
+				high_ignored &= nd_bbit_matches(pa, pb, k, bits) == k;
+			}
+			free(pa);
+			free(pb);
+		}
+		free(sig);
+		free(other);
+	}
+	ok(sizes, "packed sizes: 3 + ceil(k * bits / 8) bytes");
+	ok(headers, "headers read back; other lengths rejected");
+	ok(round_trip, "a packed signature matches itself everywhere");
+	ok(one_off, "one value's low bit changed: one match fewer, for every bits");
+	ok(high_ignored, "bits above the kept ones do not matter");
+	{
+		uint8_t		bad[4] = {0, 1, 0, 0};
+		int			hk,
+					hb;
+
+		ok(!nd_bbit_header(bad, 4, &hk, &hb), "0 bits rejected");
+		bad[0] = 33;
+		ok(!nd_bbit_header(bad, 4, &hk, &hb), "33 bits rejected");
+		ok(nd_bbit_check(1) == NULL && nd_bbit_check(32) == NULL && nd_bbit_check(0) != NULL,
+		   "bits 1 .. 32");
+	}
+	ok(nd_bbit_estimate(128, 128, 1) == 1.0, "all agree: 1");
+	ok(nd_bbit_estimate(64, 128, 1) == 0.0, "chance agreement only (1 bit): 0");
+	ok(nd_bbit_estimate(10, 128, 1) == 0.0, "below chance: 0, not negative");
+	ok(fabs(nd_bbit_estimate(96, 128, 1) - 0.5) < 1e-12, "3/4 agree at 1 bit: 0.5");
+}
+
+/*
+ * The b-bit estimate is unbiased and its standard deviation at most 10%
+ * above the theory's for independent values, sqrt(P (1 - P) / k) / (1 -
+ * 2^-b) with P = 2^-b + (1 - 2^-b) J, over 2000 seeds.  (It comes out
+ * below for 200 features in 128 bins: one permutation samples without
+ * replacement.)
+ */
+static void
+test_bbit_estimates(void)
+{
+	static const int bitss[] = {1, 2, 4, 8};
+	int			n = 200,
+				c = 134,		/* J = 134 / 266 = 0.504 */
+				k = 128,
+				trials = 2000;
+	double		exact = (double) c / (2 * n - c);
+
+	for (int ib = 0; ib < 4; ib++)
+	{
+		int			bits = bitss[ib];
+		double		cc = ldexp(1.0, -bits),
+					p = cc + (1 - cc) * exact,
+					theory = sqrt(p * (1 - p) / k) / (1 - cc);
+		double		sum = 0,
+					sq = 0,
+					mean,
+					sd;
+		uint64_t	a[200],
+					b[200];
+		uint32_t	sa[128],
+					sb[128];
+		uint8_t		pa[3 + 128 * 8 / 8],
+					pb[3 + 128 * 8 / 8];
+
+		for (int t = 0; t < trials; t++)
+		{
+			double		est;
+
+			for (int i = 0; i < n; i++)
+			{
+				a[i] = rnd();
+				b[i] = i < c ? a[i] : rnd();
+			}
+			sig_of(a, n, k, (uint64_t) t, sa);
+			sig_of(b, n, k, (uint64_t) t, sb);
+			nd_bbit_pack(sa, k, bits, pa);
+			nd_bbit_pack(sb, k, bits, pb);
+			/* unclamped, to test the mean: clamping at 0 would bias it */
+			est = ((double) nd_bbit_matches(pa, pb, k, bits) / k - cc) / (1 - cc);
+			sum += est;
+			sq += est * est;
+		}
+		mean = sum / trials;
+		sd = sqrt(sq / trials - mean * mean);
+		ok(fabs(mean - exact) < 4 * sd / sqrt(trials),
+		   "%d bits: mean estimate %.4f vs J %.4f", bits, mean, exact);
+		ok(sd < 1.1 * theory,
+		   "%d bits: sd %.4f, theory %.4f", bits, sd, theory);
+	}
+}
+
 int
 main(void)
 {
 	test_checks();
+	test_starts_table();
 	test_empty_and_densify();
 	test_set_semantics();
 	test_estimates();
@@ -263,5 +500,7 @@ main(void)
 	test_exact();
 	test_bands();
 	test_lsh_params();
+	test_bbit_packing();
+	test_bbit_estimates();
 	return tap_done();
 }

@@ -1,0 +1,417 @@
+/*
+ * Unit tests of the all-pairs core (nd_allpairs.c): every run is compared
+ * with a brute-force double loop, on random codes, planted near-duplicates,
+ * exact duplicates, all-equal input, low-entropy codes, empty and one-row
+ * input, for k = 0..4 and several block counts; the batched mode (one table
+ * and one key partition at a time, as the SQL layer does when work_mem is
+ * small) must give the same pairs; band keys must be shared by every pair
+ * within k, and the first-table rule must agree with a plain enumeration.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nd_allpairs.h"
+#include "tap.h"
+
+static uint64_t rng_state = 0x0a11fa1f5eed0001ULL;
+
+static uint64_t
+rnd(void)
+{
+	uint64_t	z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t
+flip_random(uint64_t q, int d)
+{
+	uint64_t	mask = 0;
+
+	while (__builtin_popcountll(mask) < d)
+		mask |= (uint64_t) 1 << (rnd() & 63);
+	return q ^ mask;
+}
+
+typedef struct pair
+{
+	int64_t		a,
+				b;
+	int			d;
+} pair;
+
+typedef struct pairlist
+{
+	pair	   *p;
+	size_t		n,
+				cap;
+} pairlist;
+
+static void
+pl_add(pairlist *pl, int64_t a, int64_t b, int d)
+{
+	if (pl->n == pl->cap)
+	{
+		pl->cap = pl->cap ? 2 * pl->cap : 1024;
+		pl->p = realloc(pl->p, pl->cap * sizeof(pair));
+	}
+	pl->p[pl->n].a = a;
+	pl->p[pl->n].b = b;
+	pl->p[pl->n].d = d;
+	pl->n++;
+}
+
+static int
+pair_cmp(const void *x, const void *y)
+{
+	const pair *p = x,
+			   *q = y;
+
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	if (p->b != q->b)
+		return p->b < q->b ? -1 : 1;
+	return p->d - q->d;
+}
+
+static int	bad_order;
+
+static void
+sink_emit(void *arg, int64_t a, int64_t b, int d)
+{
+	if (!(a < b))
+		bad_order++;
+	pl_add((pairlist *) arg, a, b, d);
+}
+
+static int	ticks;
+
+static void
+sink_tick(void *arg)
+{
+	(void) arg;
+	ticks++;
+}
+
+static void
+brute(const nd_pair_item *it, size_t n, int k, pairlist *out)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+		{
+			int			d = __builtin_popcountll(it[i].code ^ it[j].code);
+
+			if (d <= k && it[i].id != it[j].id)
+				pl_add(out, it[i].id < it[j].id ? it[i].id : it[j].id,
+					   it[i].id < it[j].id ? it[j].id : it[i].id, d);
+		}
+}
+
+static int
+same_pairs(pairlist *x, pairlist *y)
+{
+	if (x->n != y->n)
+		return 0;
+	if (x->n == 0)
+		return 1;
+	qsort(x->p, x->n, sizeof(pair), pair_cmp);
+	qsort(y->p, y->n, sizeof(pair), pair_cmp);
+	for (size_t i = 0; i < x->n; i++)
+		if (pair_cmp(&x->p[i], &y->p[i]) != 0)
+			return 0;
+	return 1;
+}
+
+/* all tables at once, as with enough work_mem */
+static void
+run_all(const nd_pair_item *in, size_t n, int k, int m, pairlist *out)
+{
+	nd_pairs_plan plan;
+	nd_pair_item *items = malloc((n + 1) * sizeof(nd_pair_item));
+	void	   *scratch = malloc(nd_allpairs_scratch_size(n));
+	nd_pairs_sink sink = {sink_emit, sink_tick, NULL, out};
+	uint64_t	emitted;
+
+	if (n > 0)
+		memcpy(items, in, n * sizeof(nd_pair_item));
+	nd_pairs_plan_init(&plan, k, m);
+	emitted = nd_allpairs_run(&plan, items, n, 0, plan.ntables, scratch, &sink);
+	if (emitted != out->n)
+		bad_order++;
+	free(items);
+	free(scratch);
+}
+
+/*
+ * One table at a time, the input split into 2^pbits batches by the top
+ * bits of the table's key: the SQL layer's spill path.
+ */
+static void
+run_batched(const nd_pair_item *in, size_t n, int k, int m, int pbits,
+			pairlist *out)
+{
+	nd_pairs_plan plan;
+	nd_pair_item *items = malloc((n + 1) * sizeof(nd_pair_item));
+	void	   *scratch = malloc(nd_allpairs_scratch_size(n));
+	nd_pairs_sink sink = {sink_emit, NULL, NULL, out};
+	uint32_t	lead;
+
+	nd_pairs_plan_init(&plan, k, m);
+	lead = nd_pairs_first_lead(&plan);
+	for (int t = 0; t < plan.ntables; t++, lead = nd_pairs_next_lead(lead))
+	{
+		nd_pairs_table tab;
+		int			pb = pbits < plan.min_keybits ? pbits : plan.min_keybits;
+
+		nd_pairs_table_init(&plan, t, lead, &tab);
+		for (uint64_t part = 0; part < ((uint64_t) 1 << pb); part++)
+		{
+			size_t		cnt = 0;
+
+			for (size_t i = 0; i < n; i++)
+				if (nd_pairs_permute(&tab, in[i].code) >> (64 - pb) == part)
+					items[cnt++] = in[i];
+			nd_allpairs_run(&plan, items, cnt, t, t + 1, scratch, &sink);
+		}
+		/* k = 0 has no tables: the duplicates come with t_begin = 0 */
+		if (k == 0)
+			break;
+	}
+	free(items);
+	free(scratch);
+}
+
+static void
+check(const char *what, const nd_pair_item *in, size_t n, int k, int m)
+{
+	pairlist	b = {0},
+				r = {0},
+				s = {0};
+
+	bad_order = 0;
+	brute(in, n, k, &b);
+	run_all(in, n, k, m, &r);
+	ok(bad_order == 0 && same_pairs(&b, &r),
+	   "%s: n=%zu k=%d m=%d: %zu pairs as brute force (got %zu)", what, n, k, m, b.n, r.n);
+	run_batched(in, n, k, m, 3, &s);
+	ok(bad_order == 0 && same_pairs(&b, &s),
+	   "%s: n=%zu k=%d m=%d batched: %zu pairs (got %zu)", what, n, k, m, b.n, s.n);
+	free(b.p);
+	free(r.p);
+	free(s.p);
+}
+
+/* random codes, clusters of near-duplicates and exact duplicates */
+static nd_pair_item *
+make_data(size_t n, int k, size_t *nout)
+{
+	nd_pair_item *it = malloc(n * sizeof(nd_pair_item));
+	size_t		i = 0;
+
+	while (i < n)
+	{
+		uint64_t	base = rnd();
+		int			kind = (int) (rnd() % 4);
+
+		it[i].code = base;
+		it[i].id = (int64_t) i * 7 - 5000;	/* negative ids too */
+		i++;
+		if (kind == 0)			/* lone code */
+			continue;
+		for (int c = 0; c < 4 && i < n; c++, i++)
+		{
+			int			d = kind == 1 ? 0 : (int) (rnd() % (k + 3));
+
+			it[i].code = flip_random(base, d);
+			it[i].id = (int64_t) i * 7 - 5000;
+		}
+	}
+	*nout = n;
+	return it;
+}
+
+int
+main(void)
+{
+	size_t		n;
+	nd_pair_item *data;
+
+	/* parameters */
+	ok(!nd_pairs_check(3, 3) && !nd_pairs_check(-1, 4) && !nd_pairs_check(0, 1) &&
+	   !nd_pairs_check(3, 17) && nd_pairs_check(0, 2) && nd_pairs_check(15, 16) &&
+	   !nd_pairs_check(16, 16), "parameter checks");
+	{
+		nd_pairs_plan p;
+
+		nd_pairs_plan_init(&p, 3, 6);
+		ok(p.ntables == 20 && p.nlead == 3 && p.min_keybits == 31,
+		   "k=3 m=6: 20 tables, narrowest key 31 bits (%d, %d)", p.ntables, p.min_keybits);
+		nd_pairs_plan_init(&p, 0, 2);
+		ok(p.ntables == 1 && p.min_keybits == 64, "k=0 m=2: one table, the whole code");
+	}
+
+	/* first table = rank of the s lowest agreeing blocks in Gosper order */
+	for (int m = 2; m <= 8; m++)
+		for (int k = 0; k < m; k++)
+		{
+			nd_pairs_plan p;
+			int			bad = 0;
+
+			nd_pairs_plan_init(&p, k, m);
+			for (uint32_t agree = 0; agree < (1u << m); agree++)
+			{
+				uint32_t	lead = nd_pairs_first_lead(&p);
+				int			want = -1;
+
+				for (int t = 0; t < p.ntables; t++, lead = nd_pairs_next_lead(lead))
+					if ((lead & agree) == lead)
+					{
+						want = t;
+						break;
+					}
+				if (nd_pairs_first_table(&p, agree) != want)
+					bad++;
+			}
+			if (bad || m == 8)
+				ok(bad == 0, "first table by rank = by enumeration, m=%d k<=%d", m, k);
+		}
+
+	/* permutation round trip and key */
+	{
+		nd_pairs_plan p;
+		nd_pairs_table tab;
+		uint32_t	lead;
+		int			bad = 0;
+
+		nd_pairs_plan_init(&p, 3, 7);
+		lead = nd_pairs_first_lead(&p);
+		for (int t = 0; t < p.ntables; t++, lead = nd_pairs_next_lead(lead))
+		{
+			nd_pairs_table_init(&p, t, lead, &tab);
+			for (int i = 0; i < 100; i++)
+			{
+				uint64_t	c = rnd();
+				uint64_t	c2 = c ^ ((uint64_t) 1 << (rnd() & 63));
+				uint32_t	agree = nd_pairs_agree(&p, c, c2);
+
+				if (nd_pairs_unpermute(&tab, nd_pairs_permute(&tab, c)) != c)
+					bad++;
+				if (__builtin_popcountll(nd_pairs_permute(&tab, c)) != __builtin_popcountll(c))
+					bad++;
+				/* equal keys iff the codes agree on the leading blocks */
+				if ((nd_pairs_key(&tab, nd_pairs_permute(&tab, c)) ==
+					 nd_pairs_key(&tab, nd_pairs_permute(&tab, c2))) !=
+					((agree & lead) == lead))
+					bad++;
+			}
+		}
+		ok(bad == 0, "permutation is a bijection, keeps popcount, key = leading blocks");
+	}
+
+	/* brute force comparisons */
+	for (int k = 0; k <= 4; k++)
+	{
+		int			ms[] = {k + 1, k + 2, k + 4, 16};
+
+		data = make_data(3000, k, &n);
+		for (int i = 0; i < 4; i++)
+		{
+			if (!nd_pairs_check(k, ms[i]))
+				continue;
+			check("random+planted", data, n, k, ms[i]);
+		}
+		free(data);
+	}
+
+	/* duplicates: all equal; repeated ids; low entropy */
+	{
+		nd_pair_item *it = malloc(2000 * sizeof(nd_pair_item));
+
+		for (int i = 0; i < 300; i++)
+		{
+			it[i].code = 0xDEADBEEF12345678ULL;
+			it[i].id = i;
+		}
+		check("all equal", it, 300, 3, 5);
+		check("all equal", it, 300, 0, 2);
+
+		for (int i = 0; i < 2000; i++)
+		{
+			it[i].code = (uint64_t) (i % 700);	/* small integers, repeated */
+			it[i].id = i % 1500;	/* some rows share an id */
+		}
+		check("low entropy, repeated ids", it, 2000, 2, 4);
+		check("low entropy, repeated ids", it, 2000, 4, 7);
+
+		check("empty", it, 0, 3, 4);
+		check("one row", it, 1, 3, 4);
+		it[1] = it[0];
+		it[1].id = 99;
+		check("two equal rows", it, 2, 3, 4);
+		free(it);
+	}
+
+	/* ticks come during long runs */
+	{
+		nd_pair_item *it = malloc(3000 * sizeof(nd_pair_item));
+		pairlist	r = {0};
+
+		for (int i = 0; i < 3000; i++)
+		{
+			it[i].code = 7;
+			it[i].id = i;
+		}
+		ticks = 0;
+		run_all(it, 3000, 3, 4, &r);
+		ok(r.n == 3000 * 2999 / 2 && ticks >= 4, "4.5M duplicate pairs, %d ticks", ticks);
+		free(r.p);
+		free(it);
+	}
+
+	/* band keys: every pair within k shares the key of its first table */
+	for (int k = 0; k <= 5; k++)
+	{
+		int			m = nd_band_auto_blocks(k);
+		nd_pairs_plan p;
+		int			bad = 0;
+
+		nd_pairs_plan_init(&p, k, m);
+		for (int i = 0; i < 2000; i++)
+		{
+			uint64_t	a = rnd();
+			uint64_t	b = flip_random(a, (int) (rnd() % (k + 1)));
+			int			first = nd_pairs_first_table(&p, nd_pairs_agree(&p, a, b));
+			uint32_t	lead = nd_pairs_first_lead(&p);
+			int			shared = -1;
+
+			for (int t = 0; t < p.ntables; t++, lead = nd_pairs_next_lead(lead))
+			{
+				nd_pairs_table tab;
+
+				nd_pairs_table_init(&p, t, lead, &tab);
+				if (nd_band_key(&tab, a) == nd_band_key(&tab, b))
+				{
+					shared = t;
+					break;
+				}
+			}
+			if (shared < 0 || shared != first)
+				bad++;
+		}
+		ok(bad == 0 && p.min_keybits >= ND_BAND_MIN_KEYBITS,
+		   "band keys k=%d m=%d (%d keys of >= %d bits): first shared key = first table",
+		   k, m, p.ntables, p.min_keybits);
+	}
+
+	/* auto choice */
+	ok(nd_pairs_auto_blocks(3, 1e6) >= 4 && nd_pairs_auto_blocks(3, 1e6) <= 6 &&
+	   nd_pairs_auto_blocks(3, 1e8) >= nd_pairs_auto_blocks(3, 1e4) &&
+	   nd_pairs_auto_blocks(0, 1e6) == 2 && nd_pairs_auto_blocks(15, 10) == 16,
+	   "auto blocks: k=3: 1e4 -> %d, 1e6 -> %d, 1e8 -> %d",
+	   nd_pairs_auto_blocks(3, 1e4), nd_pairs_auto_blocks(3, 1e6), nd_pairs_auto_blocks(3, 1e8));
+
+	return tap_done();
+}
