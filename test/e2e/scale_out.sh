@@ -24,7 +24,11 @@
 #     deletes, a shard killed mid-transaction) changes no shard; an error at
 #     commit on one shard leaves each shard all-or-nothing and every group
 #     of duplicates with its representative (postgres_fdw has no two-phase
-#     commit: which shards committed depends on the order it commits them).
+#     commit: which shards committed depends on the order it commits them);
+#   - dedup: every pair within 3 bits, pairs whose rows are on different
+#     shards included, equals simhash_pairs() on the single node, both from
+#     simhash_pairs() over the partitioned table and from a join of band keys
+#     that the shards compute (a view on each, foreign partitions over them).
 # Prints TAP.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -208,4 +212,50 @@ lost=$(c -c "SELECT count(*) FROM (SELECT DISTINCT sh FROM docs_one WHERE sh IS 
 ok $([ $rc != 0 ] && grep -q 'refused by s3' <<<"$out" && [ "$(grep -o 's3=[0-9]*' <<<"$after")" = "$(grep -o 's3=[0-9]*' <<<"$counts0")" ] &&
 	[ $allornothing = 0 ] && [ "$lost" = 0 ] && echo 0 || echo 1) \
 	"an error at commit on s3: s3 unchanged, every shard all-or-nothing, no code lost"
+nd_psql s3 -c "DROP TRIGGER fail ON docs_s3"
+# Back to the rows of docs_one, whatever that commit left.
+c -c "BEGIN" -c "DELETE FROM docs" -c "INSERT INTO docs SELECT id, sh FROM docs_one" -c "COMMIT"
+ok $([ "$(per_shard)" = "$counts0" ] && echo 0 || echo 1) "the sharded table reloaded"
+
+# --- dedup across shards -----------------------------------------------------------------
+# Which shard holds each id, for counting the pairs that cross shards.
+c -c "CREATE TABLE id_shard AS SELECT id, tableoid::regclass::text AS part FROM docs"
+# same_pairs LABEL QUERY: QUERY's (id_a, id_b, distance) on the coordinator
+# equal simhash_pairs() on the single-node table, and some cross shards.
+c -c "CREATE TABLE pairs_one AS SELECT * FROM simhash_pairs('SELECT id, sh FROM docs_one', 3)"
+same_pairs() {
+	local out
+	out=$(c -c "CREATE TEMP TABLE got AS $2" \
+		-c "SELECT (SELECT count(*) FROM got) || ' pairs, '
+		    || (SELECT count(*) FROM got g JOIN id_shard a ON a.id = g.id_a JOIN id_shard b ON b.id = g.id_b WHERE a.part <> b.part) || ' across shards, '
+		    || (SELECT count(*) FROM (SELECT id_a, id_b, distance FROM got EXCEPT ALL SELECT id_a, id_b, distance FROM pairs_one) x) || ' extra, '
+		    || (SELECT count(*) FROM (SELECT id_a, id_b, distance FROM pairs_one EXCEPT ALL SELECT id_a, id_b, distance FROM got) x) || ' missing'" 2>&1) || true
+	echo "# $1: $out (single node: $(c -c "SELECT count(*) FROM pairs_one") pairs)"
+	ok $([[ $out =~ ^[1-9][0-9]*\ pairs,\ [1-9][0-9]*\ across\ shards,\ 0\ extra,\ 0\ missing$ ]] && echo 0 || echo 1) "$1: every pair within 3, across shards too = single node"
+}
+same_pairs "simhash_pairs over the partitioned table" "SELECT * FROM simhash_pairs('SELECT id, sh FROM docs', 3)"
+
+# Band keys computed on the shards: a view on each shard, a foreign
+# partition of docs_keys over it; the join on the keys runs on the
+# coordinator.
+for s in "${SHARDS[@]}"; do
+	nd_psql "$s" -c "CREATE VIEW docs_keys_$s AS
+		SELECT d.id, d.sh, u.key, u.ord::int AS ord
+		FROM docs_$s d, unnest(simhash_band_keys(d.sh, 3)) WITH ORDINALITY u(key, ord)"
+done
+c -c "CREATE TABLE docs_keys (id bigint, sh simhash64, key bigint, ord int) PARTITION BY HASH (id)"
+i=0
+for s in "${SHARDS[@]}"; do
+	c -c "CREATE FOREIGN TABLE docs_keys_$s PARTITION OF docs_keys FOR VALUES WITH (MODULUS 3, REMAINDER $i)
+	      SERVER $s OPTIONS (table_name 'docs_keys_$s')"
+	i=$((i + 1))
+done
+BANDJOIN="SELECT a.id AS id_a, b.id AS id_b, a.sh <~> b.sh AS distance
+	FROM docs_keys a JOIN docs_keys b ON a.key = b.key AND a.ord = b.ord AND a.id < b.id
+	WHERE a.sh <~> b.sh <= 3 AND simhash_band_first(a.sh, b.sh, a.ord, 3)"
+plan=$(c -c "EXPLAIN VERBOSE SELECT count(*) FROM docs_keys")
+ok $([ "$(grep -cE 'Remote SQL: SELECT .*FROM public\.docs_keys_s[0-9]' <<<"$plan")" = 3 ] && echo 0 || echo 1) \
+	"band keys: each shard computes its rows' keys (a view there)"
+same_pairs "band-key join of the shards' keys" "$BANDJOIN"
+
 echo "1..$n"
