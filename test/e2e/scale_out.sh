@@ -131,7 +131,8 @@ for s in "${SHARDS[@]}"; do
 		/(Index Scan|Index Only Scan|Bitmap Index Scan) (using|on) docs_s[0-9]_gi(n|st)/ { idx = 1 }
 		/Seq Scan on docs_s/ { idx = -1000 }
 		END { if (q) { n++; if (idx > 0) i++ } print n + 0, i + 0 }' "$(nd_log "$s")")
-	echo "# $s: $nq radius queries logged by auto_explain, $nidx on an index"
+	echo "# $s: $nq radius queries logged by auto_explain, $nidx on an index; the first:"
+	awk '/Query Text: DECLARE .* CURSOR FOR/ { p = 1 } p && /LOG:  duration/ { exit } p' "$(nd_log "$s")" | sed 's/^/#   /'
 	ok $([ "$nq" -gt 100 ] && [ "$nq" = "$nidx" ] && echo 0 || echo 1) \
 		"$s ran every radius query it received on its index (auto_explain)"
 done
