@@ -147,6 +147,9 @@ echo "$plan" | sed 's/^/# /'
 ok $(grep -q 'Merge Append' <<<"$plan" &&
 	[ "$(grep -cE "Remote SQL: SELECT .* ORDER BY \(sh OPERATOR\(public\.<~>\) '$Q'\) ASC NULLS LAST, id ASC NULLS LAST$" <<<"$plan")" = 3 ] &&
 	echo 0 || echo 1) "KNN on the partitioned table: Merge Append of the shards' ordered scans (ORDER BY shipped, no LIMIT)"
+plan=$(c -c "EXPLAIN VERBOSE SELECT id FROM docs WHERE sh <~> '$Q' <= 5 ORDER BY sh <~> '$Q', id LIMIT 10")
+ok $([ "$(grep -cE 'Remote SQL: SELECT .* WHERE \(public\.within\(sh, .*, 5\)\)' <<<"$plan")" = 3 ] && echo 0 || echo 1) \
+	"KNN capped by a radius: the radius condition shipped to every shard"
 plan=$(c -c "EXPLAIN VERBOSE SELECT * FROM nd_knn_per_shard('$Q', 10)" \
 	-c "LOAD 'auto_explain'" -c "SET auto_explain.log_min_duration = 0" -c "SET auto_explain.log_nested_statements = on" -c "SET auto_explain.log_verbose = on" \
 	-c "SET client_min_messages = log" -c "SELECT * FROM nd_knn_per_shard('$Q', 10)" 2>&1)
