@@ -40,7 +40,7 @@ done
 nd_psql one -c "CREATE TABLE docs (id bigint PRIMARY KEY, sh simhash64)"
 
 now() { date +%s.%N; }
-secs() { printf '%.1f' "$(echo "$2 - $1" | bc)"; }
+secs() { printf '%.2f' "$(echo "$2 - $1" | bc)"; }
 
 echo "== $ROWS rows; single node vs coordinator + $NSHARDS shards (postgres_fdw), $(nproc) cores"
 t0=$(now)
