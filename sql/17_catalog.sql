@@ -12,10 +12,11 @@ JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.de
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'neardup'
 ORDER BY p.proname, p.oid::regprocedure::text;
 
--- Nothing is volatile or parallel-unsafe. STABLE: the selectivity
--- estimators, which read statistics (as PostgreSQL's own eqsel is), and the
--- dedup functions, which read tables through SPI in the caller's snapshot
--- (PARALLEL RESTRICTED: their query may read the leader's temporary tables).
+-- STABLE: the selectivity estimators, which read statistics (as
+-- PostgreSQL's own eqsel is), and the dedup functions, which read tables
+-- through SPI in the caller's snapshot (PARALLEL RESTRICTED: their query may
+-- read the leader's temporary tables).  Only dedup_keep_one, which deletes
+-- or flags rows, is VOLATILE and parallel unsafe.
 SELECT p.oid::regprocedure AS not_immutable_or_unsafe, p.provolatile, p.proparallel
 FROM pg_proc p
 JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'

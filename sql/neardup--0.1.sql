@@ -907,5 +907,238 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 -- ===== section: dedup clusters (src/dedup/clusters.c) =====
 -- Connected components over near-duplicate pairs, and keep-one helpers for
--- the nightly dedup job.
+-- the nightly dedup job.  The query and expression arguments are SQL run as
+-- the caller (SECURITY INVOKER, like any SQL they run themselves), with
+-- their search_path: hence no SET search_path here, and the helpers'
+-- own operators are schema-qualified.
+
+-- (id, cluster_id) for every id of a pair the query returns (two integer
+-- columns); cluster_id is the smallest id of the connected component.
+CREATE FUNCTION @extschema@.dedup_clusters(pairs_query pg_catalog.text,
+                                           OUT id pg_catalog.int8,
+                                           OUT cluster_id pg_catalog.int8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'nd_dedup_clusters'
+LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+
+-- The rows of source that are in a cluster, with the row each cluster
+-- keeps: the first by keep_order (an ORDER BY list over source's columns),
+-- ties and NULL keep_order broken by the smallest id.
+CREATE FUNCTION @extschema@.dedup_representatives(source pg_catalog.regclass,
+                                                  id_column pg_catalog.name,
+                                                  pairs_query pg_catalog.text,
+                                                  keep_order pg_catalog.text DEFAULT NULL,
+                                                  OUT id pg_catalog.int8,
+                                                  OUT cluster_id pg_catalog.int8,
+                                                  OUT representative pg_catalog.int8)
+RETURNS SETOF record
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+AS $$
+DECLARE
+    typ pg_catalog.regtype;
+BEGIN
+    IF source IS NULL OR id_column IS NULL OR pairs_query IS NULL THEN
+        RAISE EXCEPTION 'source, id_column and pairs_query must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT a.atttypid INTO typ FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid OPERATOR(pg_catalog.=) source
+      AND a.attname OPERATOR(pg_catalog.=) id_column
+      AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', id_column, source
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF typ OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog.int2', 'pg_catalog.int4',
+                                              'pg_catalog.int8']::pg_catalog.regtype[]) THEN
+        RAISE EXCEPTION 'id column "%" of relation % must be an integer column', id_column, source
+            USING ERRCODE = 'datatype_mismatch', DETAIL = pg_catalog.format('It is of type %s.', typ);
+    END IF;
+    -- keep_order must see source's columns only: the clusters' columns
+    -- get names no table has, so that 'id DESC' means source's id.
+    RETURN QUERY EXECUTE pg_catalog.format(
+        'SELECT c."neardup: id", c."neardup: cluster_id", '
+        '       pg_catalog.first_value(c."neardup: id") '
+        '           OVER (PARTITION BY c."neardup: cluster_id" ORDER BY %3$s s.%1$I) '
+        'FROM %2$s s '
+        'JOIN (SELECT x.id AS "neardup: id", x.cluster_id AS "neardup: cluster_id" '
+        '      FROM @extschema@.dedup_clusters($1) x) c '
+        '  ON s.%1$I OPERATOR(pg_catalog.=) c."neardup: id"',
+        id_column, source, keep_order OPERATOR(pg_catalog.||) ', ')
+    USING pairs_query;
+END
+$$;
+
+-- Deletes every row of a cluster but its representative, or, given
+-- flag_column (boolean), sets it to true on those rows and to false on the
+-- representatives.  Returns the number of rows deleted or changed.  Rows in
+-- no cluster are not touched.
+CREATE FUNCTION @extschema@.dedup_keep_one(source pg_catalog.regclass,
+                                           id_column pg_catalog.name,
+                                           pairs_query pg_catalog.text,
+                                           keep_order pg_catalog.text DEFAULT NULL,
+                                           flag_column pg_catalog.name DEFAULT NULL)
+RETURNS pg_catalog.int8
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    typ pg_catalog.regtype;
+    dup pg_catalog.int8[];
+    keep pg_catalog.int8[];
+    n pg_catalog.int8;
+    m pg_catalog.int8;
+BEGIN
+    IF flag_column IS NOT NULL THEN
+        SELECT a.atttypid INTO typ FROM pg_catalog.pg_attribute a
+        WHERE a.attrelid OPERATOR(pg_catalog.=) source
+          AND a.attname OPERATOR(pg_catalog.=) flag_column
+          AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'column "%" of relation % does not exist', flag_column, source
+                USING ERRCODE = 'undefined_column';
+        END IF;
+        IF typ OPERATOR(pg_catalog.<>) 'pg_catalog.bool'::pg_catalog.regtype THEN
+            RAISE EXCEPTION 'flag column "%" of relation % must be boolean', flag_column, source
+                USING ERRCODE = 'datatype_mismatch', DETAIL = pg_catalog.format('It is of type %s.', typ);
+        END IF;
+    END IF;
+    -- the whole decision first, then one statement per change: the pairs
+    -- query never sees a half-deduplicated table
+    SELECT pg_catalog.array_agg(r.id) FILTER (WHERE r.id OPERATOR(pg_catalog.<>) r.representative),
+           pg_catalog.array_agg(r.id) FILTER (WHERE r.id OPERATOR(pg_catalog.=) r.representative)
+      INTO dup, keep
+      FROM @extschema@.dedup_representatives(source, id_column, pairs_query, keep_order) r;
+    IF flag_column IS NULL THEN
+        EXECUTE pg_catalog.format(
+            'DELETE FROM %s s USING pg_catalog.unnest($1) d(id) '
+            'WHERE s.%I OPERATOR(pg_catalog.=) d.id', source, id_column)
+        USING dup;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        RETURN n;
+    END IF;
+    EXECUTE pg_catalog.format(
+        'UPDATE %1$s s SET %3$I = true FROM pg_catalog.unnest($1) d(id) '
+        'WHERE s.%2$I OPERATOR(pg_catalog.=) d.id AND s.%3$I IS DISTINCT FROM true',
+        source, id_column, flag_column)
+    USING dup;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    EXECUTE pg_catalog.format(
+        'UPDATE %1$s s SET %3$I = false FROM pg_catalog.unnest($1) d(id) '
+        'WHERE s.%2$I OPERATOR(pg_catalog.=) d.id AND s.%3$I IS DISTINCT FROM false',
+        source, id_column, flag_column)
+    USING keep;
+    GET DIAGNOSTICS m = ROW_COUNT;
+    RETURN n OPERATOR(pg_catalog.+) m;
+END
+$$;
+
+-- Incremental runs: the pairs within max_distance that involve a row whose
+-- id is above since (NULL: every pair), each once with id_a < id_b.  One
+-- index probe per new row, against every row, when there are few new rows
+-- and a GIN or GiST index: the cost follows the new rows, not the table;
+-- otherwise simhash_pairs() over the table, filtered.
+CREATE FUNCTION @extschema@.simhash_pairs_since(source pg_catalog.regclass,
+                                                id_column pg_catalog.name,
+                                                fingerprint_column pg_catalog.name,
+                                                since pg_catalog.int8,
+                                                max_distance pg_catalog.int4 DEFAULT 3,
+                                                OUT id_a pg_catalog.int8,
+                                                OUT id_b pg_catalog.int8,
+                                                OUT distance pg_catalog.int4)
+RETURNS SETOF record
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+AS $$
+DECLARE
+    new_rows pg_catalog.float8;
+    total pg_catalog.float8;
+    probe pg_catalog.bool := true;
+    how pg_catalog.text := 'index probes: the radius is beyond simhash_pairs()';
+    typ pg_catalog.regtype;
+BEGIN
+    IF source IS NULL OR id_column IS NULL OR fingerprint_column IS NULL OR max_distance IS NULL THEN
+        RAISE EXCEPTION 'source, id_column, fingerprint_column and max_distance must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- The same errors whichever search runs below.
+    SELECT a.atttypid INTO typ FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid OPERATOR(pg_catalog.=) source
+      AND a.attname OPERATOR(pg_catalog.=) id_column
+      AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', id_column, source
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF typ OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog.int2', 'pg_catalog.int4',
+                                              'pg_catalog.int8']::pg_catalog.regtype[]) THEN
+        RAISE EXCEPTION 'id column "%" of relation % must be an integer column', id_column, source
+            USING ERRCODE = 'datatype_mismatch', DETAIL = pg_catalog.format('It is of type %s.', typ);
+    END IF;
+    SELECT a.atttypid INTO typ FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid OPERATOR(pg_catalog.=) source
+      AND a.attname OPERATOR(pg_catalog.=) fingerprint_column
+      AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', fingerprint_column, source
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF typ OPERATOR(pg_catalog.<>) '@extschema@.simhash64'::pg_catalog.regtype THEN
+        RAISE EXCEPTION 'fingerprint column "%" of relation % must be of type simhash64', fingerprint_column, source
+            USING ERRCODE = 'datatype_mismatch', DETAIL = pg_catalog.format('It is of type %s.', typ);
+    END IF;
+    -- Probing the index costs about 50 times more per new row than the
+    -- sort-based all-pairs search costs per row of the table (measured,
+    -- doc/dedup.md): past 2% of new rows, or without a GIN or GiST index
+    -- on the fingerprint, simhash_pairs() and a filter are cheaper.  Its
+    -- radius is 0 .. 15; the probes take any.
+    IF max_distance OPERATOR(pg_catalog.>=) 0 AND max_distance OPERATOR(pg_catalog.<=) 15 THEN
+        IF since IS NULL OR NOT EXISTS (
+            SELECT FROM pg_catalog.pg_index i
+            JOIN pg_catalog.pg_class ic ON ic.oid OPERATOR(pg_catalog.=) i.indexrelid
+            JOIN pg_catalog.pg_am am ON am.oid OPERATOR(pg_catalog.=) ic.relam
+            JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) i.indrelid
+                                          AND a.attnum OPERATOR(pg_catalog.=) i.indkey[0]
+            WHERE i.indrelid OPERATOR(pg_catalog.=) source
+              AND a.attname OPERATOR(pg_catalog.=) fingerprint_column
+              AND am.amname OPERATOR(pg_catalog.=) ANY (ARRAY['gin', 'gist']::pg_catalog.name[])) THEN
+            probe := false;
+            how := CASE WHEN since IS NULL THEN 'simhash_pairs(): all pairs'
+                        ELSE 'simhash_pairs(): no GIN or GiST index on the fingerprint' END;
+        ELSE
+            EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM %s WHERE %I OPERATOR(pg_catalog.>) %L::pg_catalog.int8',
+                                      source, id_column, since) INTO new_rows;
+            SELECT c.reltuples INTO total FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) source;
+            IF total OPERATOR(pg_catalog.<=) 0 THEN
+                EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM %s', source) INTO total;
+            END IF;
+            probe := new_rows OPERATOR(pg_catalog.*) 50 OPERATOR(pg_catalog.<=) total;
+            how := pg_catalog.format('%s: %s new rows of %s',
+                                     CASE WHEN probe THEN 'index probes' ELSE 'simhash_pairs()' END,
+                                     new_rows, total);
+        END IF;
+    END IF;
+    RAISE DEBUG 'simhash_pairs_since: %', how;
+    IF NOT probe THEN
+        RETURN QUERY SELECT p.id_a, p.id_b, p.distance
+                     FROM @extschema@.simhash_pairs(source, id_column, fingerprint_column,
+                                                    max_distance) p
+                     WHERE since IS NULL OR p.id_b OPERATOR(pg_catalog.>) since;
+        RETURN;
+    END IF;
+    -- since and the radius go in as literals, so that the planner sees the
+    -- radius condition and the new rows' share as constants.  A pair of two
+    -- new rows is found from both ends: kept from the smaller id's end.
+    RETURN QUERY EXECUTE pg_catalog.format(
+        'SELECT LEAST(n.%1$I, o.%1$I)::pg_catalog.int8, GREATEST(n.%1$I, o.%1$I)::pg_catalog.int8, '
+        '       n.%2$I OPERATOR(@extschema@.<~>) o.%2$I '
+        'FROM %3$s n JOIN %3$s o '
+        '  ON o.%2$I OPERATOR(@extschema@.<~>) n.%2$I OPERATOR(pg_catalog.<=) %5$s '
+        ' AND o.%1$I OPERATOR(pg_catalog.<>) n.%1$I '
+        'WHERE n.%1$I OPERATOR(pg_catalog.>) %4$L::pg_catalog.int8 '
+        '  AND (o.%1$I OPERATOR(pg_catalog.<=) %4$L::pg_catalog.int8 '
+        '       OR o.%1$I OPERATOR(pg_catalog.>) n.%1$I)',
+        id_column, fingerprint_column, source,
+        COALESCE(since::pg_catalog.text, '-9223372036854775808'), max_distance);
+END
+$$;
+
 -- ===== end section: dedup clusters =====
