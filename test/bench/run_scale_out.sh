@@ -173,6 +173,7 @@ if part dedup; then
 	BAND="WITH k AS (SELECT * FROM dd_keys)
 		SELECT count(*) || ' pairs' FROM k a JOIN k b ON a.key = b.key AND a.ord = b.ord AND a.id < b.id
 		WHERE a.sh <~> b.sh <= 3 AND simhash_band_first(a.sh, b.sh, a.ord, 3)"
+	KEEP="SELECT dedup_keep_one('dd', 'id', 'SELECT id_a, id_b FROM simhash_pairs(''SELECT id, sh FROM dd'', 3)') || ' deleted'"
 	# timed NODE SQL...: seconds and the last output line.
 	timed() {
 		local n=$1 t0 out
@@ -195,6 +196,7 @@ if part dedup; then
 	ANY="DELETE FROM dd WHERE id = ANY ((SELECT array_agg(id) FROM dd_del)::bigint[])"
 	printf '%-52s %-26s %s\n' "delete the duplicates: USING unnest (as keep-one)" "$(timed one -c BEGIN -c "$USING" -c ROLLBACK)" "$(timed coord -c BEGIN -c "$USING" -c ROLLBACK)"
 	printf '%-52s %-26s %s\n' "delete the duplicates: id = ANY (array)" "$(timed one -c BEGIN -c "$ANY" -c ROLLBACK)" "$(timed coord -c BEGIN -c "$ANY" -c ROLLBACK)"
+	printf '%-52s %-26s %s\n' "dedup_keep_one (pairs + clusters + delete)" "$(timed one -c "$KEEP")" "$(timed coord -c "$KEEP")"
 	echo
 	echo "-- $USING"
 	nd_psql coord -c "EXPLAIN (VERBOSE, COSTS OFF) $USING" | grep -E 'Remote SQL' | sed 's/^/    /'

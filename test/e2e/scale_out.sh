@@ -28,7 +28,11 @@
 #   - dedup: every pair within 3 bits, pairs whose rows are on different
 #     shards included, equals simhash_pairs() on the single node, both from
 #     simhash_pairs() over the partitioned table and from a join of band keys
-#     that the shards compute (a view on each, foreign partitions over them).
+#     that the shards compute (a view on each, foreign partitions over them);
+#     the clusters equal the single node's; dedup_keep_one on the
+#     partitioned table leaves the rows it leaves on the single node, and
+#     changes no shard when it fails (an error after it in its transaction,
+#     a shard refusing a delete in the middle of it).
 # Prints TAP.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -262,4 +266,35 @@ ok $([ "$(grep -cE 'Remote SQL: SELECT .*FROM public\.docs_keys_s[0-9]' <<<"$pla
 	"band keys: each shard computes its rows' keys (a view there)"
 same_pairs "band-key join of the shards' keys" "$BANDJOIN"
 
+out=$(c -c "SELECT (SELECT count(*) FROM dedup_clusters('SELECT id_a, id_b FROM simhash_pairs(''SELECT id, sh FROM docs'', 3)') s
+		     NATURAL FULL JOIN dedup_clusters('SELECT id_a, id_b FROM pairs_one') o
+		     WHERE s.id IS NULL OR o.id IS NULL) || ' ' ||
+		    (SELECT count(*) FROM (SELECT * FROM dedup_clusters('SELECT id_a, id_b FROM simhash_pairs(''SELECT id, sh FROM docs'', 3)')
+		                           EXCEPT SELECT * FROM dedup_clusters('SELECT id_a, id_b FROM pairs_one')) x) || ' ' ||
+		    (SELECT count(DISTINCT cluster_id) FROM dedup_clusters('SELECT id_a, id_b FROM pairs_one'))" 2>&1) || true
+echo "# clusters: $out (unmatched ids, differing, clusters)"
+ok $([[ $out =~ ^0\ 0\ [1-9][0-9]*$ ]] && echo 0 || echo 1) "dedup_clusters from the sharded pairs = from the single node's"
+
+# Keep one per cluster across shards, in one coordinator transaction.
+KEEP="SELECT dedup_keep_one('docs', 'id', 'SELECT id_a, id_b FROM simhash_pairs(''SELECT id, sh FROM docs'', 3)')"
+nkeep=$(c -c "SELECT count(*) FROM dedup_representatives('docs_one', 'id', 'SELECT id_a, id_b FROM pairs_one') WHERE id <> representative")
+echo "# keep-one deletes $nkeep rows"
+out=$(c -c "BEGIN" -c "$KEEP" -c "SELECT count(*) FROM docs" -c "SELECT 1 / 0" -c "COMMIT" 2>&1) && rc=0 || rc=$?
+echo "$out" | sed 's/^/# /'
+ok $([ $rc != 0 ] && [ "$(sed -n 2p <<<"$out")" = $((ROWS - nkeep)) ] && [ "$(per_shard)" = "$counts0" ] && echo 0 || echo 1) \
+	"dedup_keep_one across shards, then an error in its transaction: every shard unchanged"
+# A shard refusing a delete in the middle of keep-one's DELETE (a row
+# trigger on s3): the statement fails after other shards deleted.
+nd_psql s3 -c "CREATE TRIGGER fail BEFORE DELETE ON docs_s3 FOR EACH ROW EXECUTE FUNCTION fail()"
+out=$(c -c "$KEEP" 2>&1) && rc=0 || rc=$?
+echo "$out" | sed 's/^/# /'
+ok $([ $rc != 0 ] && grep -q 'refused by s3' <<<"$out" && [ "$(per_shard)" = "$counts0" ] && echo 0 || echo 1) \
+	"dedup_keep_one failing on s3 in the middle: every shard unchanged"
+nd_psql s3 -c "DROP TRIGGER fail ON docs_s3"
+out=$(c -c "$KEEP" 2>&1) || true
+c -c "SELECT dedup_keep_one('docs_one', 'id', 'SELECT id_a, id_b FROM pairs_one')" >/dev/null
+diff=$(c -c "SELECT count(*) FROM (SELECT id FROM docs EXCEPT SELECT id FROM docs_one UNION ALL SELECT id FROM docs_one EXCEPT SELECT id FROM docs) x")
+echo "# keep-one: $out rows deleted; left: $(per_shard)"
+ok $([ "$out" = "$nkeep" ] && [ "$diff" = 0 ] && echo 0 || echo 1) \
+	"dedup_keep_one across shards: the rows left = those left on the single node"
 echo "1..$n"
