@@ -77,7 +77,7 @@ total=0
 for kv in $counts0; do total=$((total + ${kv#*=})); done
 ok $([ "$total" = "$ROWS" ] && [[ ! " $counts0" =~ =0( |$) ]] && echo 0 || echo 1) \
 	"the $ROWS rows are spread over the three shards"
-versions=$(for n in coord "${SHARDS[@]}"; do nd_psql "$n" -c "SELECT extversion FROM pg_extension WHERE extname = 'neardup'"; done | sort -u | wc -l)
+versions=$(for node in coord "${SHARDS[@]}"; do nd_psql "$node" -c "SELECT extversion FROM pg_extension WHERE extname = 'neardup'"; done | sort -u | wc -l)
 opts=$(c -c "SELECT count(*) FROM pg_foreign_server WHERE 'extensions=neardup' = ANY (srvoptions) AND 'async_capable=true' = ANY (srvoptions)")
 ok $([ "$versions" = 1 ] && [ "$opts" = 3 ] && echo 0 || echo 1) \
 	"neardup in one version on every node; every server has extensions 'neardup' and async_capable"
