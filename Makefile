@@ -45,7 +45,7 @@ endif
 # header changes (struct layouts are shared between files).
 $(OBJS): $(wildcard src/*.h src/core/*.h src/index/*.h src/planner/*.h src/dedup/*.h)
 
-.PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs
+.PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-scale-out
 
 # Debian packages the build and the tests need (installed only when missing).
 deps:
@@ -67,7 +67,7 @@ fuzz:
 
 # Benchmarks: ratios against baselines measured in the same run.  The index
 # benchmarks take ROWS (default 1M) and more; see the scripts.
-bench: bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs
+bench: bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-scale-out
 
 bench-fingerprint:
 	@bash test/bench/run_bench.sh
@@ -83,3 +83,7 @@ bench-minhash:
 
 bench-pairs:
 	@bash test/bench/run_pairs.sh
+
+# Coordinator + 3 postgres_fdw shards against one node, same rows (ROWS, SHARDS).
+bench-scale-out:
+	@bash test/bench/run_scale_out.sh
