@@ -25,23 +25,15 @@ SELECT count(*) AS documents, pg_size_pretty(sum(octet_length(body))) AS size,
 FROM doc \gset
 \echo :documents documents (:size), :texts distinct texts, :fingerprints distinct fingerprints
 
--- Every pair of distinct texts within Hamming distance :k.
+-- Every pair of distinct texts within Hamming distance :k, exactly, by
+-- permuted sorted tables (simhash_pairs; k up to 15).
 CREATE TEMP TABLE pair AS
-SELECT a.id AS a, b.id AS b, da.sh <~> db.sh AS distance
-FROM text_ a JOIN doc da ON da.id = a.id
-JOIN text_ b ON a.id < b.id JOIN doc db ON db.id = b.id
-WHERE da.sh <~> db.sh <= :k;
+SELECT id_a AS a, id_b AS b, distance
+FROM simhash_pairs('SELECT t.id, d.sh FROM text_ t JOIN doc d USING (id)', :k);
 
 -- Connected components of that graph; a group is named by its smallest id.
 CREATE TEMP TABLE grp AS
-WITH RECURSIVE edge AS (
-    SELECT a, b FROM pair UNION ALL SELECT b, a FROM pair
-), reach (id, root) AS (
-    SELECT a, a FROM edge
-    UNION
-    SELECT e.b, r.root FROM reach r JOIN edge e ON e.a = r.id
-)
-SELECT id, min(root) AS grp FROM reach GROUP BY id;
+SELECT id, cluster_id AS grp FROM dedup_clusters('SELECT a, b FROM pair');
 
 SELECT count(*) AS pairs FROM pair \gset
 SELECT count(DISTINCT grp) AS groups, count(*) AS grouped FROM grp \gset

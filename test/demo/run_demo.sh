@@ -7,7 +7,7 @@
 # /usr/share/doc/*/copyright file -- fingerprints it with simhash(), and prints
 # the groups of near-duplicate documents it finds.  Nothing is left running.
 #
-# Environment: ND_DEMO_K (Hamming radius, default 3).
+# Environment: ND_DEMO_K (Hamming radius, default 3, at most 15).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
