@@ -159,8 +159,11 @@ gist_leaf_fraction(double pages, int r)
 }
 
 /*
- * GiST: gistcostestimate, with the number of index tuples visited taken
- * from the fraction of leaf pages the narrowest ball reaches.
+ * GiST: genericcostestimate and gistcostestimate's descent, with the index
+ * tuples visited taken from the fraction of leaf pages the narrowest ball
+ * reaches, and those pages priced between a random and a sequential read
+ * as the core prices heap pages in a bitmap scan: a sorted build lays the
+ * leaves out in key order, which is the order a scan visits them in.
  */
 static void
 nd_gist_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
@@ -171,8 +174,18 @@ nd_gist_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	IndexOptInfo *index = path->indexinfo;
 	RadiusQuals rq;
 	int			r;
-	GenericCosts costs;
-	Cost		descentCost;
+	List	   *quals;
+	Selectivity sel;
+	double		ntuples = Max(index->tuples, 1.0);
+	double		npages = Max((double) index->pages, 1.0);
+	double		tuples,
+				pages,
+				page_cost;
+	double		spc_random_page_cost,
+				spc_seq_page_cost;
+	Cost		qual_arg_cost,
+				startup,
+				total;
 
 	if (!radius_quals(root, path, &rq))
 	{
@@ -185,31 +198,45 @@ nd_gist_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	for (int i = 1; i < rq.n; i++)
 		r = Min(r, rq.radius[i]);
 
-	MemSet(&costs, 0, sizeof(costs));
-	/* at least the leaf pages of the rows found (genericcostestimate's guess) */
-	costs.numIndexTuples =
-		Max(gist_leaf_fraction(index->pages, r) * index->tuples,
-			clauselist_selectivity(root, get_quals_from_indexclauses(path->indexclauses),
-								   index->rel->relid, JOIN_INNER, NULL) *
-			index->rel->tuples);
-	genericcostestimate(root, path, loop_count, &costs);
+	quals = get_quals_from_indexclauses(path->indexclauses);
+	sel = clauselist_selectivity(root, quals, index->rel->relid, JOIN_INNER, NULL);
+
+	/* at least the leaf tuples of the rows found */
+	tuples = Max(gist_leaf_fraction(npages, r) * ntuples, sel * index->rel->tuples);
+	tuples = Min(Max(tuples, 1.0), ntuples);
+	pages = ceil(tuples * npages / ntuples);
+
+	get_tablespace_page_costs(index->reltablespace,
+							  &spc_random_page_cost, &spc_seq_page_cost);
+	page_cost = spc_random_page_cost -
+		(spc_random_page_cost - spc_seq_page_cost) * sqrt(pages / npages);
+
+	if (loop_count > 1)
+		total = index_pages_fetched(pages * loop_count, (BlockNumber) npages,
+									npages, root) * page_cost / loop_count;
+	else
+		total = pages * page_cost;
+
+	/* consistent() on every tuple of the pages read */
+	total += tuples * (cpu_index_tuple_cost +
+					   cpu_operator_cost * (list_length(quals) +
+											list_length(path->indexorderbys)));
+	qual_arg_cost = index_other_operands_eval_cost(root, quals) +
+		index_other_operands_eval_cost(root, path->indexorderbys);
+	startup = qual_arg_cost;
+	total += qual_arg_cost;
 
 	/* descent, as gistcostestimate */
-	if (index->tuples > 1)
-	{
-		descentCost = ceil(log(index->tuples)) * cpu_operator_cost;
-		costs.indexStartupCost += descentCost;
-		costs.indexTotalCost += descentCost;
-	}
-	descentCost = (tree_height(index) + 1) * ND_PAGE_CPU_MULTIPLIER * cpu_operator_cost;
-	costs.indexStartupCost += descentCost;
-	costs.indexTotalCost += descentCost;
+	startup += ceil(log(Max(ntuples, 2.0))) * cpu_operator_cost +
+		(tree_height(index) + 1) * ND_PAGE_CPU_MULTIPLIER * cpu_operator_cost;
+	total += ceil(log(Max(ntuples, 2.0))) * cpu_operator_cost +
+		(tree_height(index) + 1) * ND_PAGE_CPU_MULTIPLIER * cpu_operator_cost;
 
-	*indexStartupCost = costs.indexStartupCost;
-	*indexTotalCost = costs.indexTotalCost;
-	*indexSelectivity = costs.indexSelectivity;
-	*indexCorrelation = costs.indexCorrelation;
-	*indexPages = costs.numIndexPages;
+	*indexStartupCost = startup;
+	*indexTotalCost = total;
+	*indexSelectivity = sel;
+	*indexCorrelation = 0.0;
+	*indexPages = pages;
 }
 
 /* The block layout of a GIN index column, from its `blocks` option. */
