@@ -45,7 +45,7 @@ endif
 # header changes (struct layouts are shared between files).
 $(OBJS): $(wildcard src/*.h src/core/*.h src/index/*.h src/planner/*.h src/dedup/*.h)
 
-.PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-scale-out
+.PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-scale-out bench-plan-choice
 
 # Debian packages the build and the tests need (installed only when missing).
 deps:
@@ -67,7 +67,7 @@ fuzz:
 
 # Benchmarks: ratios against baselines measured in the same run.  The index
 # benchmarks take ROWS (default 1M) and more; see the scripts.
-bench: bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-scale-out
+bench: bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-scale-out bench-plan-choice
 
 bench-fingerprint:
 	@bash test/bench/run_bench.sh
@@ -77,6 +77,10 @@ bench-gin:
 
 bench-gist:
 	@bash test/bench/run_gist.sh
+
+# The planner's pick for radius search against each path forced (ROWS).
+bench-plan-choice:
+	@bash test/bench/run_plan_choice.sh
 
 bench-minhash:
 	@bash test/bench/run_minhash.sh

@@ -324,8 +324,49 @@ EXPLAIN (COSTS OFF) SELECT id FROM nd_again WHERE sh <~> 'a1d0c6e83f027327' <= 3
 ROLLBACK;
 EXPLAIN (COSTS OFF) SELECT id FROM nd_gist WHERE sh <~> 'a1d0c6e83f027327' <= 3;
 
+--
+-- 10. Costs (radius_cost.c).  With both a GIN and a GiST index: GIN for a
+-- small radius (a GiST search reads a share of the leaf pages that grows
+-- with the radius, a large one on a table this small), also as the inner
+-- side of a nested loop; GiST for nearest neighbours, which GIN cannot
+-- do; a sequential scan at radius 30 (40% of the rows).
+--
+CREATE TABLE nd_both (LIKE nd_gist INCLUDING ALL);
+INSERT INTO nd_both SELECT * FROM nd_gist;
+CREATE INDEX nd_both_gin ON nd_both USING gin (sh);
+CREATE INDEX nd_both_gist ON nd_both USING gist (sh);
+ANALYZE nd_both;
+EXPLAIN (COSTS OFF) SELECT id FROM nd_both WHERE sh <~> :'q' <= 3;
+SELECT * FROM nd_check('nd_both', 'sh <~> ' || quote_literal(:'q') || ' <= 3');
+EXPLAIN (COSTS OFF) SELECT id FROM nd_both ORDER BY sh <~> :'q' LIMIT 5;
+EXPLAIN (COSTS OFF) SELECT id FROM nd_both WHERE sh <~> :'q' <= 30;
+EXPLAIN (COSTS OFF)
+SELECT a.id, b.id FROM nd_both a JOIN nd_both b ON a.sh <~> b.sh <= 3 AND a.id < b.id;
+-- The same pairs as the self-join of the GiST-only table (whose plan is
+-- in section 3).
+SELECT count(*), sum(a.id::bigint * b.id) FROM nd_both a JOIN nd_both b ON a.sh <~> b.sh <= 3 AND a.id < b.id;
+SELECT count(*), sum(a.id::bigint * b.id) FROM nd_gist a JOIN nd_gist b ON a.sh <~> b.sh <= 3 AND a.id < b.id;
+
+-- 100000 random codes, GIN only.  GIN at radius 6 and 10 (the sequential
+-- scan is some 25 and 5 times slower: doc/planner.md), and for a cursor,
+-- planned for a fast start (cursor_tuple_fraction) as postgres_fdw reads
+-- its shards: the core's estimate made that a sequential scan at radius 4.
+CREATE TABLE nd_shard (id int, sh simhash64);
+INSERT INTO nd_shard
+SELECT i, ('x' || md5(i::text))::bit(64)::bigint::simhash64 FROM generate_series(1, 100000) i;
+CREATE INDEX nd_shard_sh ON nd_shard USING gin (sh);
+ANALYZE nd_shard;
+SELECT sh AS q3 FROM nd_shard WHERE id = 4242 \gset
+EXPLAIN (COSTS OFF) SELECT id FROM nd_shard WHERE sh <~> :'q3' <= 6;
+EXPLAIN (COSTS OFF) SELECT id FROM nd_shard WHERE sh <~> :'q3' <= 10;
+BEGIN;
+EXPLAIN (COSTS OFF) DECLARE nd_c CURSOR FOR SELECT id FROM nd_shard WHERE sh <~> :'q3' <= 4;
+DECLARE nd_c CURSOR FOR SELECT id FROM nd_shard WHERE sh <~> :'q3' <= 4;
+FETCH ALL FROM nd_c;
+COMMIT;
+
 DROP VIEW nd_near;
 DROP FUNCTION nd_near_ids(simhash64, int);
-DROP TABLE nd_gist, nd_gin, nd_tiny, nd_dups, nd_part;
+DROP TABLE nd_gist, nd_gin, nd_tiny, nd_dups, nd_part, nd_both, nd_shard;
 DROP FUNCTION nd_check(regclass, text);
 DROP FUNCTION nd_estimate(text);

@@ -34,32 +34,13 @@
 #include "port/pg_bitutils.h"
 
 #include "hamming_ball.h"
+#include "index/simhash_gin.h"
 #include "nd_permute.h"
 #include "simhash64.h"
 
 /* Strategies */
 #define SIMHASH_GIN_WITHIN_STRATEGY		1	/* simhash64 <@ hamming_ball */
 #define SIMHASH_GIN_EQUAL_STRATEGY		2	/* simhash64 = simhash64 */
-
-#define SIMHASH_GIN_DEFAULT_BLOCKS		4
-
-/*
- * Above this many probes, one pass over a whole table (every key checked by
- * comparePartial) replaces probing.  A probe costs about 2-4 us whatever the
- * table size, a pass about 20 ns per row, so the break-even is near one
- * probe per 100 rows: 4096 suits tables from about half a million rows on
- * (doc/index-gin.md has the measurements).  GIN's scan setup is also
- * quadratic in the number of entries.  With 4 blocks the limit is reached
- * at radius 16.
- */
-#define SIMHASH_GIN_MAX_PROBES			4096
-
-/* Opclass options: WITH (blocks = n) */
-typedef struct SimhashGinOptions
-{
-	int32		vl_len_;		/* varlena header (do not touch directly!) */
-	int			blocks;
-} SimhashGinOptions;
 
 /* The block layout and key format of one index */
 typedef struct SimhashGinLayout

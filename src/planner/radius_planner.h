@@ -69,5 +69,9 @@ extern Selectivity nd_radius_restriction_sel(PlannerInfo *root,
 extern Selectivity nd_radius_join_sel(PlannerInfo *root,
 									  Node *a, Node *b, Node *radius,
 									  SpecialJoinInfo *sjinfo);
+extern int	nd_ball_radius(PlannerInfo *root, Node *ball);
+
+/* radius_cost.c */
+extern void nd_radius_cost_setup(PlannerInfo *root, RelOptInfo *rel);
 
 #endif							/* RADIUS_PLANNER_H */

@@ -352,6 +352,21 @@ ball_parts(PlannerInfo *root, Node *ball, Node **center, Node **radius)
 }
 
 /*
+ * The radius of a ball expression for the cost model: as estimated at plan
+ * time, ND_DEFAULT_RADIUS when unknown, -1 for a NULL ball.
+ */
+int
+nd_ball_radius(PlannerInfo *root, Node *ball)
+{
+	Node	   *center,
+			   *radius;
+
+	if (!ball_parts(root, ball, &center, &radius))
+		return ND_DEFAULT_RADIUS;
+	return radius_or_default(root, radius);
+}
+
+/*
  * Split `code <@ ball` or `ball @> code` into code, center and radius (the
  * radius NULL when unknown: the default radius is then assumed).
  */
