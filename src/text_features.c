@@ -65,8 +65,14 @@ nd_text_features(text *doc, const NdTextParams *params,
 	char	   *utf8 = NULL;
 	nd_shingler *sh;
 
-	/* fingerprints must not depend on the database encoding */
-	if (GetDatabaseEncoding() != PG_UTF8 && len > 0)
+	/*
+	 * Fingerprints must not depend on the database encoding.  SQL_ASCII
+	 * text has no known encoding: its bytes are read as they are (invalid
+	 * UTF-8 separating tokens), where converting them would reject the
+	 * first byte above 127.
+	 */
+	if (GetDatabaseEncoding() != PG_UTF8 &&
+		GetDatabaseEncoding() != PG_SQL_ASCII && len > 0)
 	{
 		utf8 = pg_server_to_any(s, (int) len, PG_UTF8);
 		if (utf8 != s)
