@@ -933,11 +933,10 @@ AS $$
 DECLARE
     typ pg_catalog.regtype;
     base pg_catalog.oid;
+    under pg_catalog.oid;
 BEGIN
-    SELECT a.atttypid, CASE t.typtype WHEN 'd' THEN t.typbasetype ELSE t.oid END
-      INTO typ, base
+    SELECT a.atttypid INTO typ
     FROM pg_catalog.pg_attribute a
-    JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) a.atttypid
     WHERE a.attrelid OPERATOR(pg_catalog.=) source
       AND a.attname OPERATOR(pg_catalog.=) column_name
       AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
@@ -945,6 +944,15 @@ BEGIN
         RAISE EXCEPTION 'column "%" of relation % does not exist', column_name, source
             USING ERRCODE = 'undefined_column';
     END IF;
+    -- down a chain of domains (a domain over a domain), as getBaseType()
+    -- does for simhash_pairs() and dedup_clusters()
+    base := typ;
+    LOOP
+        SELECT t.typbasetype INTO under FROM pg_catalog.pg_type t
+        WHERE t.oid OPERATOR(pg_catalog.=) base AND t.typtype OPERATOR(pg_catalog.=) 'd';
+        EXIT WHEN NOT FOUND;
+        base := under;
+    END LOOP;
     IF base OPERATOR(pg_catalog.<>) ALL (allowed::pg_catalog.oid[]) THEN
         RAISE EXCEPTION '% column "%" of relation % must be of type %', what, column_name, source,
                 pg_catalog.array_to_string(allowed::pg_catalog.text[], ' or ')
