@@ -199,9 +199,31 @@ SELECT q, pg_temp.err(q) FROM (VALUES
 SELECT hamming_ball('0000000000000000', -2147483648), hamming_ball('0000000000000000', 2147483647),
        ' ( 0000000000000000 , +3 ) '::hamming_ball;
 
+-- The fingerprints of feature strings and lexemes do not depend on the
+-- database encoding: computed here (UTF8), then in a LATIN1 database
+SELECT convert_from('\xc3a974c3a9'::bytea, 'UTF8') AS ete \gset
+SELECT simhash(ARRAY[:'ete', 'x']) AS arr, simhash(ARRAY[:'ete'], '{2}'::real[]) AS warr,
+       minhash(ARRAY[:'ete', 'x'], 4) AS mh,
+       (SELECT simhash_agg(f) FROM unnest(ARRAY[:'ete', 'x']) f) AS agg,
+       simhash(('''' || :'ete' || ''':1 caf:2 x:3')::tsvector) AS tsv,
+       simhash(:'ete' || ' caf x') AS doc \gset
+\set regressdb :DBNAME
+CREATE DATABASE regression_neardup_latin1 ENCODING 'LATIN1' TEMPLATE template0 LOCALE 'C';
+\c regression_neardup_latin1
+CREATE EXTENSION neardup;
+SELECT convert_from('\xc3a974c3a9'::bytea, 'UTF8') AS ete \gset
+SELECT simhash(ARRAY[:'ete', 'x'])::text = :'arr' AS arr,
+       simhash(ARRAY[:'ete'], '{2}'::real[])::text = :'warr' AS warr,
+       minhash(ARRAY[:'ete', 'x'], 4)::text = :'mh' AS mh,
+       (SELECT simhash_agg(f) FROM unnest(ARRAY[:'ete', 'x']) f)::text = :'agg' AS agg,
+       simhash(('''' || :'ete' || ''':1 caf:2 x:3')::tsvector)::text = :'tsv' AS tsv,
+       simhash(:'ete' || ' caf x')::text = :'doc' AS doc,
+       jaccard(ARRAY[:'ete'], ARRAY[convert_from('\xc3a974c3a9'::bytea, 'UTF8')]) AS same;
+\c :regressdb
+DROP DATABASE regression_neardup_latin1;
+
 -- SQL_ASCII: bytes above 127 are taken as they are (invalid UTF-8
 -- separates tokens), not rejected by a conversion to UTF-8
-\set regressdb :DBNAME
 CREATE DATABASE regression_neardup_ascii ENCODING 'SQL_ASCII' TEMPLATE template0 LOCALE 'C';
 \c regression_neardup_ascii
 CREATE EXTENSION neardup;

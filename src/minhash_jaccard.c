@@ -117,11 +117,7 @@ feature_set(ArrayType *arr, NdFeatureList *fs)
 		if (elemtype == INT8OID)
 			fs->v[fs->n++] = (uint64) DatumGetInt64(values[i]);
 		else
-		{
-			text	   *t = DatumGetTextPP(values[i]);
-
-			fs->v[fs->n++] = nd_hash_bytes(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), 0);
-		}
+			fs->v[fs->n++] = nd_hash_text(DatumGetTextPP(values[i]), 0);
 	}
 }
 

@@ -55,15 +55,10 @@ nd_text_params(FunctionCallInfo fcinfo, int shingle_arg, int unit_arg, int seed_
 	return p;
 }
 
-void
-nd_text_features(text *doc, const NdTextParams *params,
-				 nd_feature_sink sink, void *sink_arg,
-				 nd_token_sink token_sink, void *token_arg)
+const char *
+nd_server_to_utf8(const char *s, size_t *len)
 {
-	const char *s = VARDATA_ANY(doc);
-	size_t		len = VARSIZE_ANY_EXHDR(doc);
-	char	   *utf8 = NULL;
-	nd_shingler *sh;
+	char	   *utf8;
 
 	/*
 	 * Fingerprints must not depend on the database encoding.  SQL_ASCII
@@ -71,16 +66,37 @@ nd_text_features(text *doc, const NdTextParams *params,
 	 * UTF-8 separating tokens), where converting them would reject the
 	 * first byte above 127.
 	 */
-	if (GetDatabaseEncoding() != PG_UTF8 &&
-		GetDatabaseEncoding() != PG_SQL_ASCII && len > 0)
-	{
-		utf8 = pg_server_to_any(s, (int) len, PG_UTF8);
-		if (utf8 != s)
-		{
-			s = utf8;
-			len = strlen(utf8);
-		}
-	}
+	if (GetDatabaseEncoding() == PG_UTF8 ||
+		GetDatabaseEncoding() == PG_SQL_ASCII || *len == 0)
+		return s;
+	utf8 = pg_server_to_any(s, (int) *len, PG_UTF8);
+	if (utf8 != s)
+		*len = strlen(utf8);
+	return utf8;
+}
+
+uint64
+nd_hash_text(text *t, uint64 seed)
+{
+	const char *s = VARDATA_ANY(t);
+	size_t		len = VARSIZE_ANY_EXHDR(t);
+	const char *utf8 = nd_server_to_utf8(s, &len);
+	uint64		h = nd_hash_bytes(utf8, len, seed);
+
+	if (utf8 != s)
+		pfree((char *) utf8);
+	return h;
+}
+
+void
+nd_text_features(text *doc, const NdTextParams *params,
+				 nd_feature_sink sink, void *sink_arg,
+				 nd_token_sink token_sink, void *token_arg)
+{
+	const char *raw = VARDATA_ANY(doc);
+	size_t		len = VARSIZE_ANY_EXHDR(doc);
+	const char *s = nd_server_to_utf8(raw, &len);
+	nd_shingler *sh;
 
 	/* ~3 kB: keep it off the stack */
 	sh = palloc(sizeof(nd_shingler));
@@ -96,8 +112,8 @@ nd_text_features(text *doc, const NdTextParams *params,
 	nd_shingler_finish(sh);
 
 	pfree(sh);
-	if (utf8 && utf8 != VARDATA_ANY(doc))
-		pfree(utf8);
+	if (s != raw)
+		pfree((char *) s);
 }
 
 /* ---- introspection ---------------------------------------------------- */
