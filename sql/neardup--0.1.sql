@@ -922,7 +922,9 @@ AS 'MODULE_PATHNAME', 'nd_dedup_clusters'
 LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
 
 -- The helpers' argument check: column_name is a column of source whose type
--- is one of allowed (a domain over one counts), else 42703 / 42804.
+-- is one of allowed (a domain over one counts), else 42703 / 42804.  base is
+-- the type under any chain of domains, as getBaseType() finds it for
+-- simhash_pairs() and dedup_clusters().
 CREATE FUNCTION @extschema@.dedup_check_column(source pg_catalog.regclass,
                                                column_name pg_catalog.name,
                                                what pg_catalog.text,
@@ -933,9 +935,10 @@ AS $$
 DECLARE
     typ pg_catalog.regtype;
     base pg_catalog.oid;
-    under pg_catalog.oid;
 BEGIN
-    SELECT a.atttypid INTO typ
+    SELECT a.atttypid, (WITH RECURSIVE d(o) AS (SELECT a.atttypid UNION ALL SELECT t.typbasetype
+        FROM pg_catalog.pg_type t JOIN d ON t.oid OPERATOR(pg_catalog.=) d.o WHERE t.typtype OPERATOR(pg_catalog.=) 'd')
+        SELECT d.o FROM d JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) d.o WHERE t.typtype OPERATOR(pg_catalog.<>) 'd') INTO typ, base
     FROM pg_catalog.pg_attribute a
     WHERE a.attrelid OPERATOR(pg_catalog.=) source
       AND a.attname OPERATOR(pg_catalog.=) column_name
@@ -944,15 +947,6 @@ BEGIN
         RAISE EXCEPTION 'column "%" of relation % does not exist', column_name, source
             USING ERRCODE = 'undefined_column';
     END IF;
-    -- down a chain of domains (a domain over a domain), as getBaseType()
-    -- does for simhash_pairs() and dedup_clusters()
-    base := typ;
-    LOOP
-        SELECT t.typbasetype INTO under FROM pg_catalog.pg_type t
-        WHERE t.oid OPERATOR(pg_catalog.=) base AND t.typtype OPERATOR(pg_catalog.=) 'd';
-        EXIT WHEN NOT FOUND;
-        base := under;
-    END LOOP;
     IF base OPERATOR(pg_catalog.<>) ALL (allowed::pg_catalog.oid[]) THEN
         RAISE EXCEPTION '% column "%" of relation % must be of type %', what, column_name, source,
                 pg_catalog.array_to_string(allowed::pg_catalog.text[], ' or ')
