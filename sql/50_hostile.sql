@@ -219,6 +219,13 @@ SELECT simhash(ARRAY[:'ete', 'x'])::text = :'arr' AS arr,
        simhash(('''' || :'ete' || ''':1 caf:2 x:3')::tsvector)::text = :'tsv' AS tsv,
        simhash(:'ete' || ' caf x')::text = :'doc' AS doc,
        jaccard(ARRAY[:'ete'], ARRAY[convert_from('\xc3a974c3a9'::bytea, 'UTF8')]) AS same;
+-- tokens and shingles come back in the database's encoding (LATIN1 bytes
+-- fe e6 for thorn and ae), not as UTF-8 bytes read as LATIN1
+SELECT t::bytea, octet_length(t), length(t)
+FROM unnest(text_tokens(convert_from('\xc3bec3a620c3a92061'::bytea, 'UTF8'))) t;
+SELECT t::bytea FROM unnest(text_shingles(convert_from('\xc3bec3a620c3a92061'::bytea, 'UTF8'), 2)) t;
+-- a folded token the encoding cannot hold (micro sign folds to Greek mu)
+SELECT text_tokens(convert_from('\xc2b5'::bytea, 'UTF8'));
 \c :regressdb
 DROP DATABASE regression_neardup_latin1;
 

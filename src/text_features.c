@@ -129,6 +129,7 @@ typedef struct TokenList
 	uint32	   *ends;			/* ends[i]: offset just past token i */
 	int			n;
 	int			cap;
+	bool		to_server;		/* convert tokens from UTF-8 to the db's encoding */
 } TokenList;
 
 static void
@@ -137,6 +138,23 @@ collect_token(void *arg, const uint8_t *bytes, size_t len, bool last)
 	TokenList  *tl = arg;
 
 	appendBinaryStringInfo(&tl->bytes, (const char *) bytes, (int) len);
+	if (last && tl->to_server)
+	{
+		/*
+		 * The tokenizer reads and writes UTF-8; a token returned as text of
+		 * another database encoding must be in that encoding.
+		 */
+		int			start = tl->n == 0 ? 0 : (int) tl->ends[tl->n - 1];
+		char	   *utf8 = tl->bytes.data + start;
+		char	   *conv = pg_any_to_server(utf8, tl->bytes.len - start, PG_UTF8);
+
+		if (conv != utf8)
+		{
+			tl->bytes.len = start;
+			appendStringInfoString(&tl->bytes, conv);
+			pfree(conv);
+		}
+	}
 	if (last)
 	{
 		if (tl->n == tl->cap)
@@ -166,6 +184,8 @@ tokens_of(text *doc, nd_unit unit, TokenList *tl)
 	tl->n = 0;
 	tl->cap = 64;
 	tl->ends = palloc(tl->cap * sizeof(uint32));
+	tl->to_server = GetDatabaseEncoding() != PG_UTF8 &&
+		GetDatabaseEncoding() != PG_SQL_ASCII;
 	nd_text_features(doc, &p, ignore_features, NULL, collect_token, tl);
 }
 
