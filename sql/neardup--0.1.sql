@@ -922,7 +922,9 @@ AS 'MODULE_PATHNAME', 'nd_dedup_clusters'
 LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
 
 -- The helpers' argument check: column_name is a column of source whose type
--- is one of allowed (a domain over one counts), else 42703 / 42804.
+-- is one of allowed (a domain over one counts), else 42703 / 42804.  base is
+-- the type under any chain of domains, as getBaseType() finds it for
+-- simhash_pairs() and dedup_clusters().
 CREATE FUNCTION @extschema@.dedup_check_column(source pg_catalog.regclass,
                                                column_name pg_catalog.name,
                                                what pg_catalog.text,
@@ -934,10 +936,10 @@ DECLARE
     typ pg_catalog.regtype;
     base pg_catalog.oid;
 BEGIN
-    SELECT a.atttypid, CASE t.typtype WHEN 'd' THEN t.typbasetype ELSE t.oid END
-      INTO typ, base
+    SELECT a.atttypid, (WITH RECURSIVE d(o) AS (SELECT a.atttypid UNION ALL SELECT t.typbasetype
+        FROM pg_catalog.pg_type t JOIN d ON t.oid OPERATOR(pg_catalog.=) d.o WHERE t.typtype OPERATOR(pg_catalog.=) 'd')
+        SELECT d.o FROM d JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) d.o WHERE t.typtype OPERATOR(pg_catalog.<>) 'd') INTO typ, base
     FROM pg_catalog.pg_attribute a
-    JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) a.atttypid
     WHERE a.attrelid OPERATOR(pg_catalog.=) source
       AND a.attname OPERATOR(pg_catalog.=) column_name
       AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;

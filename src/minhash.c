@@ -166,11 +166,7 @@ minhash_of_array(FunctionCallInfo fcinfo, Oid elemtype)
 		if (elemtype == INT8OID)
 			batch[nb++] = (uint64) DatumGetInt64(values[i]);
 		else
-		{
-			text	   *t = DatumGetTextPP(values[i]);
-
-			batch[nb++] = nd_hash_bytes(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), seed);
-		}
+			batch[nb++] = nd_hash_text(DatumGetTextPP(values[i]), seed);
 		if (nb == lengthof(batch))
 		{
 			nd_minhash_add(&mh, batch, nb);

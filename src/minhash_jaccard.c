@@ -46,16 +46,43 @@ nd_minhash_jaccard(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8(nd_minhash_estimate(a, b, na));
 }
 
+/*
+ * The core's nd_sort_unique() with PostgreSQL's qsort made interruptible: a
+ * long document has tens of millions of features, seconds of sorting that
+ * a statement_timeout or a cancel must be able to stop.
+ */
+#define ST_SORT sort_features
+#define ST_ELEMENT_TYPE uint64
+#define ST_COMPARE(a, b) (*(a) < *(b) ? -1 : *(a) > *(b) ? 1 : 0)
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_SCOPE static
+#define ST_DECLARE
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+static size_t
+sort_unique(uint64 *v, size_t n)
+{
+	size_t		m = 0;
+
+	if (n == 0)
+		return 0;
+	sort_features(v, n);
+	for (size_t i = 1; i < n; i++)
+		if (v[i] != v[m])
+			v[++m] = v[i];
+	return m + 1;
+}
+
 /* |a ∩ b| / |a ∪ b| of two feature multisets, or false when both are empty */
 static bool
 exact_jaccard(NdFeatureList *a, NdFeatureList *b, float8 *j)
 {
 	size_t		common;
 
+	a->n = sort_unique(a->v, a->n);
+	b->n = sort_unique(b->v, b->n);
 	CHECK_FOR_INTERRUPTS();
-	a->n = nd_sort_unique(a->v, a->n);
-	CHECK_FOR_INTERRUPTS();
-	b->n = nd_sort_unique(b->v, b->n);
 	if (a->n == 0 && b->n == 0)
 		return false;
 	common = nd_count_common(a->v, a->n, b->v, b->n);
@@ -117,11 +144,7 @@ feature_set(ArrayType *arr, NdFeatureList *fs)
 		if (elemtype == INT8OID)
 			fs->v[fs->n++] = (uint64) DatumGetInt64(values[i]);
 		else
-		{
-			text	   *t = DatumGetTextPP(values[i]);
-
-			fs->v[fs->n++] = nd_hash_bytes(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), 0);
-		}
+			fs->v[fs->n++] = nd_hash_text(DatumGetTextPP(values[i]), 0);
 	}
 }
 

@@ -20,6 +20,7 @@
 #include "nd_features.h"
 #include "nd_simhash.h"
 #include "simhash64.h"
+#include "text_features.h"
 
 static nd_wsimhash_acc *
 agg_state(FunctionCallInfo fcinfo)
@@ -43,8 +44,7 @@ add_feature(nd_wsimhash_acc *acc, text *feature, float4 w)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("feature weights must be finite")));
-	nd_wsimhash_add(acc, nd_hash_bytes(VARDATA_ANY(feature), VARSIZE_ANY_EXHDR(feature), 0),
-					(double) w);
+	nd_wsimhash_add(acc, nd_hash_text(feature, 0), (double) w);
 }
 
 /* transition (internal, text, real) */

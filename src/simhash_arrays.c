@@ -22,6 +22,7 @@
 #include "nd_features.h"
 #include "nd_simhash.h"
 #include "simhash64.h"
+#include "text_features.h"
 
 /* Features handed to the accumulator between two interrupt checks. */
 #define CHECK_EVERY 65536
@@ -75,9 +76,7 @@ feature_hash(Oid elemtype, Datum d, uint64 seed)
 		return (uint64) DatumGetInt64(d);
 	else
 	{
-		text	   *t = DatumGetTextPP(d);
-
-		return nd_hash_bytes(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), seed);
+		return nd_hash_text(DatumGetTextPP(d), seed);
 	}
 }
 

@@ -41,6 +41,17 @@ cmp_lexeme_at(const void *a, const void *b)
 	return (x->lexeme > y->lexeme) - (x->lexeme < y->lexeme);
 }
 
+/* A lexeme as a token, in UTF-8 as simhash(text) reads its text. */
+static void
+push_lexeme(nd_shingler *sh, const char *lexeme, size_t len)
+{
+	const char *utf8 = nd_server_to_utf8(lexeme, &len);
+
+	nd_shingler_push_token(sh, utf8, len);
+	if (utf8 != lexeme)
+		pfree((char *) utf8);
+}
+
 /* simhash(doc tsvector, shingle int4, seed int8) */
 PG_FUNCTION_INFO_V1(nd_simhash_tsvector);
 Datum
@@ -75,7 +86,7 @@ nd_simhash_tsvector(PG_FUNCTION_ARGS)
 
 		if (npos == 0)
 		{
-			nd_shingler_push_token(unordered, strings + we->pos, we->len);
+			push_lexeme(unordered, strings + we->pos, we->len);
 			continue;
 		}
 		for (int j = 0; j < npos; j++)
@@ -93,7 +104,7 @@ nd_simhash_tsvector(PG_FUNCTION_ARGS)
 
 		if ((i & 4095) == 0)
 			CHECK_FOR_INTERRUPTS();
-		nd_shingler_push_token(ordered, strings + we->pos, we->len);
+		push_lexeme(ordered, strings + we->pos, we->len);
 	}
 	nd_shingler_finish(ordered);
 	nd_shingler_finish(unordered);

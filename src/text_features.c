@@ -55,26 +55,48 @@ nd_text_params(FunctionCallInfo fcinfo, int shingle_arg, int unit_arg, int seed_
 	return p;
 }
 
+const char *
+nd_server_to_utf8(const char *s, size_t *len)
+{
+	char	   *utf8;
+
+	/*
+	 * Fingerprints must not depend on the database encoding.  SQL_ASCII
+	 * text has no known encoding: its bytes are read as they are (invalid
+	 * UTF-8 separating tokens), where converting them would reject the
+	 * first byte above 127.
+	 */
+	if (GetDatabaseEncoding() == PG_UTF8 ||
+		GetDatabaseEncoding() == PG_SQL_ASCII || *len == 0)
+		return s;
+	utf8 = pg_server_to_any(s, (int) *len, PG_UTF8);
+	if (utf8 != s)
+		*len = strlen(utf8);
+	return utf8;
+}
+
+uint64
+nd_hash_text(text *t, uint64 seed)
+{
+	const char *s = VARDATA_ANY(t);
+	size_t		len = VARSIZE_ANY_EXHDR(t);
+	const char *utf8 = nd_server_to_utf8(s, &len);
+	uint64		h = nd_hash_bytes(utf8, len, seed);
+
+	if (utf8 != s)
+		pfree((char *) utf8);
+	return h;
+}
+
 void
 nd_text_features(text *doc, const NdTextParams *params,
 				 nd_feature_sink sink, void *sink_arg,
 				 nd_token_sink token_sink, void *token_arg)
 {
-	const char *s = VARDATA_ANY(doc);
+	const char *raw = VARDATA_ANY(doc);
 	size_t		len = VARSIZE_ANY_EXHDR(doc);
-	char	   *utf8 = NULL;
+	const char *s = nd_server_to_utf8(raw, &len);
 	nd_shingler *sh;
-
-	/* fingerprints must not depend on the database encoding */
-	if (GetDatabaseEncoding() != PG_UTF8 && len > 0)
-	{
-		utf8 = pg_server_to_any(s, (int) len, PG_UTF8);
-		if (utf8 != s)
-		{
-			s = utf8;
-			len = strlen(utf8);
-		}
-	}
 
 	/* ~3 kB: keep it off the stack */
 	sh = palloc(sizeof(nd_shingler));
@@ -90,8 +112,8 @@ nd_text_features(text *doc, const NdTextParams *params,
 	nd_shingler_finish(sh);
 
 	pfree(sh);
-	if (utf8 && utf8 != VARDATA_ANY(doc))
-		pfree(utf8);
+	if (s != raw)
+		pfree((char *) s);
 }
 
 /* ---- introspection ---------------------------------------------------- */
@@ -107,6 +129,7 @@ typedef struct TokenList
 	uint32	   *ends;			/* ends[i]: offset just past token i */
 	int			n;
 	int			cap;
+	bool		to_server;		/* convert tokens from UTF-8 to the db's encoding */
 } TokenList;
 
 static void
@@ -115,6 +138,23 @@ collect_token(void *arg, const uint8_t *bytes, size_t len, bool last)
 	TokenList  *tl = arg;
 
 	appendBinaryStringInfo(&tl->bytes, (const char *) bytes, (int) len);
+	if (last && tl->to_server)
+	{
+		/*
+		 * The tokenizer reads and writes UTF-8; a token returned as text of
+		 * another database encoding must be in that encoding.
+		 */
+		int			start = tl->n == 0 ? 0 : (int) tl->ends[tl->n - 1];
+		char	   *utf8 = tl->bytes.data + start;
+		char	   *conv = pg_any_to_server(utf8, tl->bytes.len - start, PG_UTF8);
+
+		if (conv != utf8)
+		{
+			tl->bytes.len = start;
+			appendStringInfoString(&tl->bytes, conv);
+			pfree(conv);
+		}
+	}
 	if (last)
 	{
 		if (tl->n == tl->cap)
@@ -144,6 +184,8 @@ tokens_of(text *doc, nd_unit unit, TokenList *tl)
 	tl->n = 0;
 	tl->cap = 64;
 	tl->ends = palloc(tl->cap * sizeof(uint32));
+	tl->to_server = GetDatabaseEncoding() != PG_UTF8 &&
+		GetDatabaseEncoding() != PG_SQL_ASCII;
 	nd_text_features(doc, &p, ignore_features, NULL, collect_token, tl);
 }
 

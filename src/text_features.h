@@ -31,6 +31,19 @@ extern NdTextParams nd_text_params(FunctionCallInfo fcinfo, int shingle_arg,
 								   int unit_arg, int seed_arg);
 
 /*
+ * s (*len bytes in the database encoding) as UTF-8: s itself in a UTF8 or
+ * SQL_ASCII database (SQL_ASCII bytes are taken as they are), else a
+ * palloc'd conversion, *len updated.
+ */
+extern const char *nd_server_to_utf8(const char *s, size_t *len);
+
+/*
+ * nd_hash_bytes() of a text datum's UTF-8 bytes: a feature string hashes
+ * the same whatever the database encoding.
+ */
+extern uint64 nd_hash_text(text *t, uint64 seed);
+
+/*
  * Runs the shingler over doc (converted to UTF-8 when the database encoding
  * is not), handing features to sink and, when token_sink is not NULL, tokens
  * to token_sink.

@@ -107,10 +107,15 @@ band_first(FunctionCallInfo fcinfo, bool auto_blocks)
 	int32		key_index = PG_GETARG_INT32(2);
 	const BandCache *c = band_cache(fcinfo, PG_GETARG_INT32(3), auto_blocks,
 									auto_blocks ? 0 : PG_GETARG_INT32(4));
+	int			first;
 
-	/* key_index counts from 1, as unnest ... WITH ORDINALITY does */
-	PG_RETURN_BOOL(nd_pairs_first_table(&c->plan, nd_pairs_agree(&c->plan, a, b)) ==
-				   key_index - 1);
+	/*
+	 * key_index counts from 1, as unnest ... WITH ORDINALITY does; the
+	 * first table is -1 when a and b share no key, which no key_index names
+	 * (0 included).
+	 */
+	first = nd_pairs_first_table(&c->plan, nd_pairs_agree(&c->plan, a, b));
+	PG_RETURN_BOOL(first >= 0 && first + 1 == key_index);
 }
 
 /*

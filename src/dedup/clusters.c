@@ -22,6 +22,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/portal.h"
 #include "utils/tuplestore.h"
@@ -148,13 +149,14 @@ nd_dedup_clusters(PG_FUNCTION_ARGS)
 				 errdetail("It returns %d columns.", desc->natts)));
 	for (int c = 0; c < 2; c++)
 	{
-		type[c] = TupleDescAttr(desc, c)->atttypid;
+		/* a domain over an integer type is read as its base type */
+		type[c] = getBaseType(TupleDescAttr(desc, c)->atttypid);
 		if (type[c] != INT2OID && type[c] != INT4OID && type[c] != INT8OID)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("pairs query must return two integer columns"),
 					 errdetail("Column %d is of type %s.", c + 1,
-							   format_type_be(type[c]))));
+							   format_type_be(TupleDescAttr(desc, c)->atttypid))));
 	}
 
 	for (;;)

@@ -186,10 +186,11 @@ read_rows(PairsRun *run, const char *query, Oid simhash_oid)
 	plan = SPI_prepare(query, 0, NULL);
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	/* several statements, or one returning nothing: as dedup_clusters says */
 	if (!SPI_is_cursor_plan(plan))
 		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("simhash_pairs query must return rows")));
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("simhash_pairs query must be a single query that returns rows")));
 	/* read-only: the function is STABLE and sees the caller's snapshot */
 	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
 	check_shape(portal->tupDesc, simhash_oid);
