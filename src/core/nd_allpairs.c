@@ -470,9 +470,13 @@ levels_pass(const table_scan *ts, uint64_t x)
 	return 1;
 }
 
-/* A candidate pair of distinct codes: report it if it is this table's. */
+/*
+ * A candidate pair of distinct codes: report it if it is this table's.
+ * *ga caches ca's group (SIZE_MAX: not looked up yet): the binary search
+ * over the groups costs cache misses, once per reported pair otherwise.
+ */
 static inline void
-consider(table_scan *ts, uint64_t ca, uint64_t cb)
+consider(table_scan *ts, uint64_t ca, uint64_t cb, size_t *ga)
 {
 	uint64_t	x = ca ^ cb;
 
@@ -480,8 +484,9 @@ consider(table_scan *ts, uint64_t ca, uint64_t cb)
 		return;
 	if (nd_pairs_first_table(ts->plan, nd_pairs_agree(ts->plan, ca, cb)) != ts->tab->index)
 		return;
-	emit_groups(ts->st, ts->items, ts->starts,
-				find_group(ts->items, ts->starts, ts->ngroups, ca),
+	if (*ga == SIZE_MAX)
+		*ga = find_group(ts->items, ts->starts, ts->ngroups, ca);
+	emit_groups(ts->st, ts->items, ts->starts, *ga,
 				find_group(ts->items, ts->starts, ts->ngroups, cb),
 				__builtin_popcountll(x));
 }
@@ -567,8 +572,10 @@ process_run(table_scan *ts, uint64_t *codes, size_t n)
 		 */
 		for (size_t a = 0; a + 1 < n; a++)
 		{
+			size_t		ga = SIZE_MAX;
+
 			for (size_t c = a + 1; c < n; c++)
-				consider(ts, codes[a], codes[c]);
+				consider(ts, codes[a], codes[c], &ga);
 			add_work(ts->st, n - a - 1);
 		}
 		return;
