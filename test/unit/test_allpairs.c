@@ -1,8 +1,10 @@
 /*
  * Unit tests of the all-pairs core (nd_allpairs.c): every run is compared
  * with a brute-force double loop, on random codes, planted near-duplicates,
- * exact duplicates, all-equal input, low-entropy codes, empty and one-row
- * input, for k = 0..4 and several block counts; the batched mode (one table
+ * exact duplicates, all-equal input, low-entropy codes (small integers,
+ * few scattered varying bits, one varying block, a small Hamming ball: long
+ * runs split into sub-tables), empty and one-row input, for k = 0..5 and
+ * several block counts; the batched mode (one table
  * and one key partition at a time, as the SQL layer does when work_mem is
  * small) must give the same pairs; band keys must be shared by every pair
  * within k, and the first-table rule must agree with a plain enumeration.
