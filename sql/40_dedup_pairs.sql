@@ -166,3 +166,25 @@ DROP TABLE dp_bad;
 DROP FUNCTION dp_try(text);
 DROP DOMAIN dp_fp;
 DROP FUNCTION dp_flips(int, int);
+
+-- Low-entropy codes: small integers cast to simhash64 make one run of
+-- every distinct code in the first table, split into sub-tables in the
+-- core (doc/dedup.md, "Long runs"); in memory and batched (work_mem 64kB:
+-- 1820 rows in memory, so 4 batches per table, of which the first table's
+-- first holds every row: the skewed case), against a brute-force join.
+CREATE TABLE dp_low AS SELECT i AS id, (i % 2500)::bigint::simhash64 AS sh FROM generate_series(1, 3000) i;
+CREATE TABLE dp_low_brute AS
+SELECT a.id AS id_a, b.id AS id_b, a.sh <~> b.sh AS distance
+FROM dp_low a JOIN dp_low b ON a.id < b.id AND a.sh <~> b.sh <= 3;
+SELECT count(*) AS brute_pairs FROM dp_low_brute;
+SELECT count(*) AS missing_or_extra FROM (
+    (SELECT * FROM simhash_pairs('dp_low', 'id', 'sh', 3) EXCEPT ALL SELECT * FROM dp_low_brute)
+    UNION ALL
+    (SELECT * FROM dp_low_brute EXCEPT ALL SELECT * FROM simhash_pairs('dp_low', 'id', 'sh', 3))) x;
+SET work_mem = '64kB';
+SELECT count(*) AS missing_or_extra_batched FROM (
+    (SELECT * FROM simhash_pairs('dp_low', 'id', 'sh', 3) EXCEPT ALL SELECT * FROM dp_low_brute)
+    UNION ALL
+    (SELECT * FROM dp_low_brute EXCEPT ALL SELECT * FROM simhash_pairs('dp_low', 'id', 'sh', 3))) x;
+RESET work_mem;
+DROP TABLE dp_low, dp_low_brute;

@@ -1007,6 +1007,8 @@ DECLARE
     keep pg_catalog.int8[];
     n pg_catalog.int8;
     m pg_catalog.int8;
+    ship pg_catalog.text;
+    flag pg_catalog.bool;
 BEGIN
     IF flag_column IS NOT NULL THEN
         PERFORM @extschema@.dedup_check_column(source, flag_column, 'flag',
@@ -1018,27 +1020,62 @@ BEGIN
            pg_catalog.array_agg(r.id) FILTER (WHERE r.id OPERATOR(pg_catalog.=) r.representative)
       INTO dup, keep
       FROM @extschema@.dedup_representatives(source, id_column, pairs_query, keep_order) r;
+    -- How the ids reach the rows.  On a foreign table, or a partitioned
+    -- table with a foreign partition, the statement must ship whole:
+    -- postgres_fdw cannot ship a join with unnest($1), and would instead
+    -- read every row of each shard FOR UPDATE and change them one round
+    -- trip each; "id = ANY ($1)" ships as one statement per shard.  The
+    -- array is cast to the column's type (the ids come from the join with
+    -- source in dedup_representatives, so they fit), because = ANY with a
+    -- cross-type operator (int4 = int8) is not hashed: on a local partition
+    -- without an index that is a linear search per row.  Local tables keep
+    -- the join, which hashes whatever the types (doc/dedup.md).
+    SELECT CASE WHEN c.relkind OPERATOR(pg_catalog.=) 'f'
+                  OR (c.relkind OPERATOR(pg_catalog.=) 'p' AND EXISTS (
+                      SELECT FROM pg_catalog.pg_partition_tree(source) p
+                      JOIN pg_catalog.pg_class pc ON pc.oid OPERATOR(pg_catalog.=) p.relid
+                      WHERE pc.relkind OPERATOR(pg_catalog.=) 'f'))
+                THEN pg_catalog.format('s.%I OPERATOR(pg_catalog.=) ANY ($1::%s[])',
+                                       id_column, pg_catalog.format_type(
+                                           CASE t.typtype WHEN 'd' THEN t.typbasetype ELSE t.oid END, NULL))
+           END
+      INTO ship
+      FROM pg_catalog.pg_class c, pg_catalog.pg_attribute a
+      JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) a.atttypid
+     WHERE c.oid OPERATOR(pg_catalog.=) source
+       AND a.attrelid OPERATOR(pg_catalog.=) source
+       AND a.attname OPERATOR(pg_catalog.=) id_column;
     IF flag_column IS NULL THEN
-        EXECUTE pg_catalog.format(
-            'DELETE FROM %s s USING pg_catalog.unnest($1) d(id) '
-            'WHERE s.%I OPERATOR(pg_catalog.=) d.id', source, id_column)
-        USING dup;
+        IF ship IS NOT NULL THEN
+            EXECUTE pg_catalog.format('DELETE FROM %s s WHERE %s', source, ship)
+            USING dup;
+        ELSE
+            EXECUTE pg_catalog.format(
+                'DELETE FROM %s s USING pg_catalog.unnest($1) d(id) '
+                'WHERE s.%I OPERATOR(pg_catalog.=) d.id', source, id_column)
+            USING dup;
+        END IF;
         GET DIAGNOSTICS n = ROW_COUNT;
         RETURN n;
     END IF;
-    EXECUTE pg_catalog.format(
-        'UPDATE %1$s s SET %3$I = true FROM pg_catalog.unnest($1) d(id) '
-        'WHERE s.%2$I OPERATOR(pg_catalog.=) d.id AND s.%3$I IS DISTINCT FROM true',
-        source, id_column, flag_column)
-    USING dup;
-    GET DIAGNOSTICS n = ROW_COUNT;
-    EXECUTE pg_catalog.format(
-        'UPDATE %1$s s SET %3$I = false FROM pg_catalog.unnest($1) d(id) '
-        'WHERE s.%2$I OPERATOR(pg_catalog.=) d.id AND s.%3$I IS DISTINCT FROM false',
-        source, id_column, flag_column)
-    USING keep;
-    GET DIAGNOSTICS m = ROW_COUNT;
-    RETURN n OPERATOR(pg_catalog.+) m;
+    n := 0;
+    FOR flag IN SELECT * FROM (VALUES (true), (false)) v LOOP
+        IF ship IS NOT NULL THEN
+            EXECUTE pg_catalog.format(
+                'UPDATE %1$s s SET %3$I = %4$L WHERE %2$s AND s.%3$I IS DISTINCT FROM %4$L',
+                source, ship, flag_column, flag)
+            USING CASE WHEN flag THEN dup ELSE keep END;
+        ELSE
+            EXECUTE pg_catalog.format(
+                'UPDATE %1$s s SET %3$I = %4$L FROM pg_catalog.unnest($1) d(id) '
+                'WHERE s.%2$I OPERATOR(pg_catalog.=) d.id AND s.%3$I IS DISTINCT FROM %4$L',
+                source, id_column, flag_column, flag)
+            USING CASE WHEN flag THEN dup ELSE keep END;
+        END IF;
+        GET DIAGNOSTICS m = ROW_COUNT;
+        n := n OPERATOR(pg_catalog.+) m;
+    END LOOP;
+    RETURN n;
 END
 $$;
 

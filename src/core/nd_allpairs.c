@@ -351,6 +351,21 @@ sort_keys(uint64_t *a, uint64_t *tmp, size_t n, int keybits, run_state *st)
 	return a;
 }
 
+/*
+ * popcount(x) <= k, by clearing the lowest set bit k times: a few
+ * instructions without a popcount instruction (the default x86-64 target
+ * has none, and __builtin_popcountll becomes a library call), and most
+ * comparisons in a run fail it.
+ */
+static inline int
+within_k(uint64_t x, int k)
+{
+	/* no early exit: a fixed trip count predicts well, 0 stays 0 */
+	for (int i = 0; i < k; i++)
+		x &= x - 1;
+	return x == 0;
+}
+
 /* Group of a code: binary search over the groups' first items. */
 static size_t
 find_group(const nd_pair_item *items, const uint32_t *starts, size_t ngroups,
@@ -380,6 +395,233 @@ emit_groups(run_state *st, const nd_pair_item *items, const uint32_t *starts,
 			emit_pair(st, items[i].id, items[j].id, dist);
 }
 
+/*
+ * Long runs: sub-tables (Manku et al.'s nested permutations).
+ *
+ * A run of table t holds distinct codes that agree on t's leading blocks;
+ * scanning it costs L^2/2 comparisons, which is what low-entropy codes
+ * (small integers, codes varying in a few bits or in one block) produce.
+ * A run longer than SPLIT_MIN_RUN is split instead.  Let V be the bits on
+ * which its codes are not all equal.  A pair of the run within distance k
+ * differs only inside V, in at most k bits; cut V into k + 1 disjoint
+ * non-empty sub-blocks (needs |V| > k), and by pigeonhole the pair agrees on
+ * at least one of them.  Sub-table j sorts the run by sub-block j and
+ * handles each sub-run of equal sub-block j the same way, recursively (its
+ * own V excludes sub-block j, so the depth is below 64).
+ *
+ * Exactly once: a level reports a pair only from the sub-table of the
+ * *first* sub-block the pair agrees on (checked when the pair is emitted,
+ * for every level above it, like the first-table rule for tables).  By
+ * induction on the depth, processing a run reports every pair of the run
+ * within k that passes the checks of the levels above exactly once: a scan
+ * looks at each pair once; a split sends the pair to one sub-run of its
+ * first agreeing sub-block j* (it agrees on it, so it is in one sub-run
+ * there), where it passes the new check, and in any other sub-table j it is
+ * either in no common sub-run (j < j*: it differs on sub-block j) or fails
+ * the check (j > j*).  The table-level rule (first table = t) is checked at
+ * emission as before, so across tables nothing changes.
+ *
+ * Pruning, which is what makes the split pay on low-entropy codes: a run in
+ * which no pair can pass is skipped whole.  At the table level: let A be
+ * the blocks on which the whole run agrees (A contains t's leading blocks
+ * `lead`); if the s lowest blocks of A are not `lead`, some block x not in
+ * `lead` lies below lead's highest block, every pair's agreement mask
+ * contains x and lead, so its s lowest blocks are not `lead` and its first
+ * table is not t.  At a sub-level: if the whole sub-run agrees on a
+ * sub-block that comes before the chosen one (at any level), every pair
+ * fails that level's check.
+ *
+ * Memory: none beyond the core's scratch.  The run is turned back into
+ * (unpermuted) codes in place in the sorted array, and the table's other
+ * sort buffer, free while runs are scanned, is the sub-sorts' buffer; each
+ * sub-sort sorts its range in place, which reorders nothing outside it.
+ */
+#define SPLIT_MIN_RUN 256
+#define MAX_LEVELS 64
+
+typedef struct sub_level
+{
+	int			chosen;			/* sub-table being processed */
+	uint64_t	sub[ND_ALLPAIRS_MAX_DISTANCE + 1];	/* sub-block bit masks */
+} sub_level;
+
+typedef struct table_scan
+{
+	run_state  *st;
+	const nd_pairs_plan *plan;
+	const nd_pairs_table *tab;
+	const nd_pair_item *items;
+	const uint32_t *starts;
+	size_t		ngroups;
+	uint64_t   *tmp;			/* sub-sort buffer, >= any run */
+	uint64_t	block_mask[ND_PERMUTE_MAX_BLOCKS];	/* block b's bits */
+	int			depth;
+	sub_level	level[MAX_LEVELS];
+} table_scan;
+
+/* Passes the checks of every sub-level: x = a ^ b. */
+static inline int
+levels_pass(const table_scan *ts, uint64_t x)
+{
+	for (int l = 0; l < ts->depth; l++)
+		for (int j = 0; j < ts->level[l].chosen; j++)
+			if ((x & ts->level[l].sub[j]) == 0)
+				return 0;
+	return 1;
+}
+
+/*
+ * A candidate pair of distinct codes: report it if it is this table's.
+ * *ga caches ca's group (SIZE_MAX: not looked up yet): the binary search
+ * over the groups costs cache misses, once per reported pair otherwise.
+ */
+static inline void
+consider(table_scan *ts, uint64_t ca, uint64_t cb, size_t *ga)
+{
+	uint64_t	x = ca ^ cb;
+
+	if (!within_k(x, ts->plan->k) || !levels_pass(ts, x))
+		return;
+	if (nd_pairs_first_table(ts->plan, nd_pairs_agree(ts->plan, ca, cb)) != ts->tab->index)
+		return;
+	if (*ga == SIZE_MAX)
+		*ga = find_group(ts->items, ts->starts, ts->ngroups, ca);
+	emit_groups(ts->st, ts->items, ts->starts, *ga,
+				find_group(ts->items, ts->starts, ts->ngroups, cb),
+				__builtin_popcountll(x));
+}
+
+/* LSD radix sort of codes[0..n) by (code & mask), in place. */
+static void
+sort_masked(uint64_t *codes, uint64_t *tmp, size_t n, uint64_t mask, run_state *st)
+{
+	uint32_t	count[RADIX_SIZE];
+	uint64_t   *src = codes,
+			   *dst = tmp;
+
+	for (int shift = 0; shift < 64; shift += RADIX_BITS)
+	{
+		uint64_t	dmask = (mask >> shift) & RADIX_MASK;
+		uint32_t	sum = 0;
+
+		if (dmask == 0)
+			continue;
+		memset(count, 0, sizeof(count));
+		for (size_t i = 0; i < n; i++)
+			count[(src[i] >> shift) & dmask]++;
+		for (int v = 0; v < RADIX_SIZE; v++)
+		{
+			uint32_t	c = count[v];
+
+			count[v] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i] >> shift) & dmask]++] = src[i];
+		{
+			uint64_t   *t = src;
+
+			src = dst;
+			dst = t;
+		}
+		add_work(st, 2 * n);
+	}
+	if (src != codes)
+		memcpy(codes, src, n * sizeof(uint64_t));
+}
+
+static void
+process_run(table_scan *ts, uint64_t *codes, size_t n)
+{
+	const nd_pairs_plan *plan = ts->plan;
+	int			k = plan->k;
+	uint64_t	vary = 0;
+	sub_level  *lv;
+	int			nv,
+				b;
+
+	for (size_t i = 1; i < n; i++)
+		vary |= codes[i] ^ codes[0];
+	add_work(ts->st, n);
+
+	/* prune: no pair of this run can be reported here (see above) */
+	if (ts->depth == 0)
+	{
+		uint32_t	agree = 0;
+
+		for (b = 0; b < plan->nblocks; b++)
+			if ((vary & ts->block_mask[b]) == 0)
+				agree |= (uint32_t) 1 << b;
+		if (lowest_bits(agree, plan->nlead) != ts->tab->lead)
+			return;
+	}
+	else
+	{
+		for (int l = 0; l < ts->depth; l++)
+			for (int j = 0; j < ts->level[l].chosen; j++)
+				if ((vary & ts->level[l].sub[j]) == 0)
+					return;
+	}
+
+	nv = __builtin_popcountll(vary);
+	if (n <= SPLIT_MIN_RUN || nv <= k || ts->depth == MAX_LEVELS)
+	{
+		/*
+		 * Scan.  With nv <= k every pair is within k: the output is as large
+		 * as the scan.
+		 */
+		for (size_t a = 0; a + 1 < n; a++)
+		{
+			size_t		ga = SIZE_MAX;
+
+			for (size_t c = a + 1; c < n; c++)
+				consider(ts, codes[a], codes[c], &ga);
+			add_work(ts->st, n - a - 1);
+		}
+		return;
+	}
+
+	/* cut vary into k + 1 sub-blocks of consecutive varying bits */
+	lv = &ts->level[ts->depth];
+	b = 63;
+	for (int j = 0; j <= k; j++)
+	{
+		int			want = nv / (k + 1) + (j < nv % (k + 1) ? 1 : 0);
+
+		lv->sub[j] = 0;
+		while (want > 0)
+		{
+			if ((vary >> b) & 1)
+			{
+				lv->sub[j] |= (uint64_t) 1 << b;
+				want--;
+			}
+			b--;
+		}
+	}
+
+	ts->depth++;
+	for (int j = 0; j <= k; j++)
+	{
+		uint64_t	m = lv->sub[j];
+		size_t		i = 0;
+
+		lv->chosen = j;
+		sort_masked(codes, ts->tmp, n, m, ts->st);
+		while (i < n)
+		{
+			size_t		end = i + 1;
+
+			while (end < n && ((codes[end] ^ codes[i]) & m) == 0)
+				end++;
+			if (end - i >= 2)
+				process_run(ts, codes + i, end - i);
+			i = end;
+		}
+	}
+	ts->depth--;
+}
+
 uint64_t
 nd_allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 				int t_begin, int t_end, void *scratch, const nd_pairs_sink *sink)
@@ -390,6 +632,7 @@ nd_allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 	uint32_t   *starts = (uint32_t *) (ptmp + n);
 	size_t		ngroups = 0;
 	uint32_t	lead;
+	table_scan	ts;
 
 	if (n == 0)
 		return 0;
@@ -414,6 +657,20 @@ nd_allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 	if (plan->k == 0 || ngroups < 2)
 		return st.emitted;
 
+	ts.st = &st;
+	ts.plan = plan;
+	ts.items = items;
+	ts.starts = starts;
+	ts.ngroups = ngroups;
+	ts.depth = 0;
+	for (int b = 0; b < plan->nblocks; b++)
+	{
+		int			wd = plan->layout.width[b];
+
+		ts.block_mask[b] = (wd >= 64 ? ~(uint64_t) 0 : ((uint64_t) 1 << wd) - 1) <<
+			(64 - plan->layout.start[b] - wd);
+	}
+
 	lead = nd_pairs_first_lead(plan);
 	for (int t = 0; t < t_end; t++, lead = nd_pairs_next_lead(lead))
 	{
@@ -430,6 +687,9 @@ nd_allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 			perm[g] = nd_pairs_permute(&tab, items[starts[g]].code);
 		add_work(&st, ngroups);
 		sorted = sort_keys(perm, ptmp, ngroups, tab.keybits, &st);
+		ts.tab = &tab;
+		/* the other buffer is free while the runs are scanned */
+		ts.tmp = sorted == perm ? ptmp : perm;
 
 		for (i = 0; i < ngroups;)
 		{
@@ -438,6 +698,15 @@ nd_allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 
 			while (end < ngroups && nd_pairs_key(&tab, sorted[end]) == key)
 				end++;
+			if (end - i > SPLIT_MIN_RUN)
+			{
+				/* back to codes, in place: this range is not read again */
+				for (size_t a = i; a < end; a++)
+					sorted[a] = nd_pairs_unpermute(&tab, sorted[a]);
+				process_run(&ts, sorted + i, end - i);
+				i = end;
+				continue;
+			}
 			for (size_t a = i; a + 1 < end; a++)
 			{
 				uint64_t	pa = sorted[a];
@@ -445,11 +714,10 @@ nd_allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 				for (size_t b = a + 1; b < end; b++)
 				{
 					uint64_t	x = pa ^ sorted[b];
-					int			d = __builtin_popcountll(x);
 					uint64_t	ca,
 								cb;
 
-					if (d > plan->k)
+					if (!within_k(x, plan->k))
 						continue;
 					ca = nd_pairs_unpermute(&tab, pa);
 					cb = nd_pairs_unpermute(&tab, sorted[b]);
@@ -457,7 +725,8 @@ nd_allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 						continue;
 					emit_groups(&st, items, starts,
 								find_group(items, starts, ngroups, ca),
-								find_group(items, starts, ngroups, cb), d);
+								find_group(items, starts, ngroups, cb),
+								__builtin_popcountll(x));
 				}
 				add_work(&st, end - a - 1);
 			}

@@ -20,6 +20,10 @@
  * so that table is the one whose leading mask is the s lowest blocks of the
  * pair's agreement mask: a test in O(s), with no set of reported pairs.
  *
+ * Runs of more than a few hundred distinct codes (low-entropy input) are
+ * split into sub-tables on the bits that vary inside the run, recursively,
+ * with the same first-one rule; see nd_allpairs.c.
+ *
  * Identical codes are grouped first and the tables hold each distinct code
  * once: a group of n copies costs one entry per table and its n(n-1)/2
  * distance-0 pairs are emitted directly, before any table.

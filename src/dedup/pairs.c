@@ -302,7 +302,11 @@ run_batched(PairsRun *run, const nd_pairs_plan *plan, const nd_pairs_sink *sink_
 		{
 			size_t		cnt = counts[b];
 
-			/* a batch may exceed the budget when keys are skewed */
+			/*
+			 * A batch may exceed the budget when keys are skewed: at worst
+			 * it is every row, costing what the in-memory path would
+			 * (doc/dedup.md); its long runs are split in the core.
+			 */
 			if (cnt > run->cap)
 			{
 				run->cap = cnt;

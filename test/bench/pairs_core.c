@@ -1,7 +1,10 @@
 /*
  * The all-pairs core alone, without PostgreSQL: n random 64-bit codes (and
  * optionally a share of planted near-duplicates), k and blocks as given;
- * prints seconds and pairs.  simhash-py publishes its find_all for 1M
+ * prints seconds and pairs.  A fifth argument picks adversarial codes
+ * instead: "int" (code = i, small integers cast to simhash64), "bitsV"
+ * (random codes varying in only V scattered bit positions) or "blockV" (V
+ * random low bits: codes concentrated in the last block(s)).  simhash-py publishes its find_all for 1M
  * random hashes, 5 blocks, k = 3 (1.6 s on one core): the same setting
  * here is `pairs_core 1000000 3 5`.
  *
@@ -10,6 +13,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "nd_allpairs.h"
@@ -45,6 +49,8 @@ main(int argc, char **argv)
 	int			k = argc > 2 ? atoi(argv[2]) : 3;
 	int			m = argc > 3 ? atoi(argv[3]) : 0;
 	double		planted = argc > 4 ? atof(argv[4]) : 0.0;
+	const char *mode = argc > 5 ? argv[5] : "random";
+	uint64_t	vary = 0;
 	nd_pair_item *items = malloc(n * sizeof(nd_pair_item));
 	void	   *scratch = malloc(nd_allpairs_scratch_size(n));
 	nd_pairs_plan plan;
@@ -52,10 +58,22 @@ main(int argc, char **argv)
 	struct timespec t0,
 				t1;
 
+	if (strncmp(mode, "bits", 4) == 0)
+	{
+		/* V distinct bit positions, fixed by the seed */
+		while (__builtin_popcountll(vary) < atoi(mode + 4))
+			vary |= (uint64_t) 1 << (rnd() & 63);
+	}
+	else if (strncmp(mode, "block", 5) == 0)
+		vary = ((uint64_t) 1 << atoi(mode + 5)) - 1;
 	for (size_t i = 0; i < n; i++)
 	{
 		items[i].id = (int64_t) i;
-		if (i > 0 && (double) (rnd() % 1000000) < planted * 1e6)
+		if (strcmp(mode, "int") == 0)
+			items[i].code = (uint64_t) i;
+		else if (vary != 0)
+			items[i].code = (rnd() & vary) | (0x5A5A5A5A5A5A5A5AULL & ~vary);
+		else if (i > 0 && (double) (rnd() % 1000000) < planted * 1e6)
 		{
 			uint64_t	c = items[rnd() % i].code;
 
@@ -72,8 +90,8 @@ main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	nd_allpairs_run(&plan, items, n, 0, plan.ntables, scratch, &sink);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("n=%zu k=%d blocks=%d tables=%d planted=%.2f: %.3f s, %llu pairs\n",
-		   n, k, m, plan.ntables, planted,
+	printf("n=%zu k=%d blocks=%d tables=%d planted=%.2f codes=%s: %.3f s, %llu pairs\n",
+		   n, k, m, plan.ntables, planted, mode,
 		   (double) (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
 		   (unsigned long long) npairs);
 	return 0;

@@ -7,6 +7,7 @@
 #
 #   ROWS=1000000 BAND=1 GIN_SAMPLE=20000 BRUTE_SAMPLE=20000 bash test/bench/run_pairs.sh
 #   PAIRS_10M=1 bash test/bench/run_pairs.sh      # also 10M rows (minutes)
+#   PAIRS_ADV_1M=1 ...        # also 1M low-entropy codes (minutes)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,4 +40,13 @@ cc -O2 -I"$ROOT/src/core" "$ROOT/test/bench/pairs_core.c" "$ROOT/src/core/nd_all
 "$bin" 1000000 3 5          # simhash-py's README setting: 1.6 s for find_all
 "$bin" 1000000 3 0 0.1      # auto blocks, 10% planted
 [ -n "${PAIRS_10M:-}" ] && "$bin" 10000000 3 0 0.1
+# low-entropy codes: long runs of distinct codes, split into sub-tables
+# (doc/dedup.md "Long runs"); before the split: 11 s and 45 s
+"$bin" 50000 3 0 0 int          # codes 0..49999
+"$bin" 1000000 3 0 0 bits30     # random codes varying in 30 bits
+if [ -n "${PAIRS_ADV_1M:-}" ]; then
+	# ~7e8 pairs each: output-bound, minutes
+	"$bin" 1000000 3 0 0 int
+	"$bin" 1000000 3 0 0 bits20
+fi
 rm -f "$bin"

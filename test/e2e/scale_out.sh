@@ -32,7 +32,8 @@
 #     the clusters equal the single node's; dedup_keep_one on the
 #     partitioned table leaves the rows it leaves on the single node, and
 #     changes no shard when it fails (an error after it in its transaction,
-#     a shard refusing a delete in the middle of it).
+#     a shard refusing a delete in the middle of it), and its DELETE and
+#     flag UPDATEs ship to the shards as one statement each (id = ANY).
 # Prints TAP.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -291,6 +292,43 @@ echo "$out" | sed 's/^/# /'
 ok $([ $rc != 0 ] && grep -q 'refused by s3' <<<"$out" && [ "$(per_shard)" = "$counts0" ] && echo 0 || echo 1) \
 	"dedup_keep_one failing on s3 in the middle: every shard unchanged"
 nd_psql s3 -c "DROP TRIGGER fail ON docs_s3"
+# keep-one's statements ship to the shards as one DELETE / UPDATE each with
+# "id = ANY", not a join that makes postgres_fdw read every shard FOR
+# UPDATE and change one row per round trip: the plans of the nested
+# statements, through auto_explain, rolled back.  Flag mode too, on a
+# column added to the shards and the coordinator.
+for s in "${SHARDS[@]}"; do nd_psql "$s" -c "ALTER TABLE docs_$s ADD COLUMN dup bool"; done
+c -c "ALTER TABLE docs ADD COLUMN dup bool"
+EXPL=(-c "LOAD 'auto_explain'" -c "SET auto_explain.log_min_duration = 0"
+	-c "SET auto_explain.log_nested_statements = on" -c "SET auto_explain.log_verbose = on"
+	-c "SET client_min_messages = log")
+out=$(c "${EXPL[@]}" -c "BEGIN" -c "$KEEP" -c "ROLLBACK" 2>&1) || true
+# (grep -c exits 1 on no match: || true for set -e)
+ndel=$(grep -cE 'Remote SQL: DELETE FROM public\.docs_s[123] WHERE \(\(id = ANY \(' <<<"$out" || true)
+# the direct-modify node under each partition's ModifyTable entry
+nfd=$(grep -c -- '->  Foreign Delete on ' <<<"$out" || true)
+echo "# keep-one delete: $ndel shipped DELETEs, $nfd Foreign Delete, $(grep -c 'FOR UPDATE' <<<"$out" || true) FOR UPDATE"
+if [ "$ndel" = 3 ] && [ "$nfd" = 3 ] && ! grep -q 'FOR UPDATE' <<<"$out"; then
+	ok 0 "dedup_keep_one's DELETE ships to every shard as one DELETE with id = ANY"
+else
+	grep -E 'Foreign|Remote SQL|ERROR' <<<"$out" | cut -c1-160 | sed 's/^/# /'
+	ok 1 "dedup_keep_one's DELETE ships to every shard as one DELETE with id = ANY"
+fi
+out=$(c "${EXPL[@]}" -c "BEGIN" \
+	-c "SELECT dedup_keep_one('docs', 'id', 'SELECT id_a, id_b FROM simhash_pairs(''SELECT id, sh FROM docs'', 3)', flag_column => 'dup')" \
+	-c "SET client_min_messages = warning" \
+	-c "SELECT count(*) FILTER (WHERE dup) || ' ' || count(*) FILTER (WHERE NOT dup) || ' ' || count(*) FROM docs" \
+	-c "ROLLBACK" 2>&1) || true
+nupd=$(grep -cE 'Remote SQL: UPDATE public\.docs_s[123] SET dup = .* WHERE .*\(id = ANY \(' <<<"$out" || true)
+flags=$(grep -E '^[0-9]+ [0-9]+ [0-9]+$' <<<"$out" | tail -1 || true)
+echo "# keep-one flag: $nupd shipped UPDATEs; flagged, kept, rows: $flags"
+if [ "$nupd" = 6 ] && ! grep -q 'FOR UPDATE' <<<"$out" &&
+	[ "${flags%% *}" = "$nkeep" ] && [ "${flags##* }" = "$ROWS" ]; then
+	ok 0 "dedup_keep_one's flag UPDATEs ship to every shard, and flag exactly the rows keep-one deletes"
+else
+	grep -E 'Foreign|Remote SQL|ERROR' <<<"$out" | cut -c1-160 | sed 's/^/# /'
+	ok 1 "dedup_keep_one's flag UPDATEs ship to every shard, and flag exactly the rows keep-one deletes"
+fi
 out=$(c -c "$KEEP" 2>&1) || true
 c -c "SELECT dedup_keep_one('docs_one', 'id', 'SELECT id_a, id_b FROM pairs_one')" >/dev/null
 diff=$(c -c "SELECT count(*) FROM (SELECT id FROM docs EXCEPT SELECT id FROM docs_one UNION ALL SELECT id FROM docs_one EXCEPT SELECT id FROM docs) x")
