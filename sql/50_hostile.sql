@@ -89,6 +89,9 @@ SELECT * FROM dedup_clusters($$SELECT c.id, c.cluster_id FROM dedup_clusters(
 -- keep_order is SQL of the caller's: a broken one is a plain syntax error
 SELECT pg_temp.err($$SELECT * FROM dedup_representatives('hd', 'id', 'SELECT 1, 2', 'id; DROP TABLE hd')$$);
 SELECT count(*) FROM hd;
+-- an empty keep_order means none (smallest id), as NULL does
+SELECT (SELECT array_agg(representative ORDER BY id) FROM dedup_representatives('hd', 'id', 'SELECT 1, 2', '  '))
+     = (SELECT array_agg(representative ORDER BY id) FROM dedup_representatives('hd', 'id', 'SELECT 1, 2')) AS empty_is_none;
 
 -- errors inside exception blocks leave no SPI state behind
 DO $$

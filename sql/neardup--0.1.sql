@@ -957,7 +957,7 @@ $$;
 
 -- The rows of source that are in a cluster, with the row each cluster
 -- keeps: the first by keep_order (an ORDER BY list over source's columns),
--- ties and NULL keep_order broken by the smallest id.
+-- ties and a NULL or empty keep_order broken by the smallest id.
 CREATE FUNCTION @extschema@.dedup_representatives(source pg_catalog.regclass,
                                                   id_column pg_catalog.name,
                                                   pairs_query pg_catalog.text,
@@ -985,7 +985,8 @@ BEGIN
         'JOIN (SELECT x.id AS "neardup: id", x.cluster_id AS "neardup: cluster_id" '
         '      FROM @extschema@.dedup_clusters($1) x) c '
         '  ON s.%1$I OPERATOR(pg_catalog.=) c."neardup: id"',
-        id_column, source, keep_order OPERATOR(pg_catalog.||) ', ')
+        id_column, source,
+        NULLIF(pg_catalog.btrim(keep_order), '') OPERATOR(pg_catalog.||) ', ')
     USING pairs_query;
 END
 $$;
