@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "nd_bitrange.h"
+#include "splitmix.h"
 #include "tap.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
@@ -16,11 +17,7 @@ static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
 static uint64_t
 rnd(void)
 {
-	uint64_t	z = (rng_state += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
+	return splitmix64_next(&rng_state);
 }
 
 /* a code within `k` flipped bits of c (exactly k distinct bits) */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "nd_minhash.h"
+#include "splitmix.h"
 #include "tap.h"
 
 static uint64_t rng_state = 0x0123456789abcdefULL;
@@ -18,11 +19,7 @@ static uint64_t rng_state = 0x0123456789abcdefULL;
 static uint64_t
 rnd(void)
 {
-	uint64_t	z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return splitmix64_next(&rng_state);
 }
 
 /* signature of features[0..n) with k values; false if empty */

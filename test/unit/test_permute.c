@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "nd_permute.h"
+#include "splitmix.h"
 #include "tap.h"
 
 /* splitmix64: deterministic test data */
@@ -17,11 +18,7 @@ static uint64_t rng_state = 0x5eed5eed12345678ULL;
 static uint64_t
 rnd(void)
 {
-	uint64_t	z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return splitmix64_next(&rng_state);
 }
 
 static int
