@@ -17,21 +17,19 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/portal.h"
 #include "utils/tuplestore.h"
 
 #include "nd_mix.h"
 #include "nd_unionfind.h"
+#include "query_rows.h"
 
 /* Pairs fetched from the cursor at a time. */
-#define PAIRS_BATCH		10000
 
 /* id -> index in the disjoint sets */
 typedef struct IdEntry
@@ -89,19 +87,59 @@ id_index(idmap_hash *map, nd_unionfind *uf, int64 id)
 	return e->index;
 }
 
-/* A pair column's value as int8; its type was checked to be an integer. */
-static inline int64
-int_datum(Datum d, Oid type)
+/* What the pair reader fills in. */
+typedef struct ClusterInput
 {
-	switch (type)
+	nd_unionfind *uf;
+	idmap_hash *map;
+	Oid			type[2];
+	int64		npairs;
+} ClusterInput;
+
+static void
+pairs_shape(TupleDesc desc, void *arg)
+{
+	ClusterInput *in = (ClusterInput *) arg;
+
+	if (desc->natts != 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("pairs query must return two integer columns"),
+				 errdetail("It returns %d columns.", desc->natts)));
+	for (int c = 0; c < 2; c++)
 	{
-		case INT2OID:
-			return DatumGetInt16(d);
-		case INT4OID:
-			return DatumGetInt32(d);
-		default:
-			return DatumGetInt64(d);
+		/* a domain over an integer type is read as its base type */
+		in->type[c] = getBaseType(TupleDescAttr(desc, c)->atttypid);
+		if (!nd_is_int_type(in->type[c]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("pairs query must return two integer columns"),
+					 errdetail("Column %d is of type %s.", c + 1,
+							   format_type_be(TupleDescAttr(desc, c)->atttypid))));
 	}
+}
+
+static void
+pairs_row(Datum *values, bool *nulls, void *arg)
+{
+	ClusterInput *in = (ClusterInput *) arg;
+	int64		a,
+				b;
+	uint32		ia,
+				ib;
+
+	/* a pair with an unknown end, or of a row with itself: no edge */
+	if (nulls[0] || nulls[1])
+		return;
+	a = nd_int_datum(values[0], in->type[0]);
+	b = nd_int_datum(values[1], in->type[1]);
+	if (a == b)
+		return;
+	/* in this order: ids are numbered as first seen */
+	ia = id_index(in->map, in->uf, a);
+	ib = id_index(in->map, in->uf, b);
+	nd_uf_union(in->uf, ia, ib);
+	in->npairs++;
 }
 
 PG_FUNCTION_INFO_V1(nd_dedup_clusters);
@@ -113,11 +151,7 @@ nd_dedup_clusters(PG_FUNCTION_ARGS)
 	MemoryContext ctx;
 	nd_unionfind uf;
 	idmap_hash *map;
-	SPIPlanPtr	plan;
-	Portal		portal;
-	TupleDesc	desc;
-	Oid			type[2];
-	int64		npairs = 0;
+	ClusterInput in;
 
 	/* checks that the caller accepts a set; the output spills past work_mem */
 	InitMaterializedSRF(fcinfo, 0);
@@ -128,78 +162,16 @@ nd_dedup_clusters(PG_FUNCTION_ARGS)
 	nd_uf_init(&uf, uf_realloc, ctx);
 	map = idmap_create(ctx, 1024, NULL);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	/* the query's own errors (syntax, permissions) are raised as the caller's */
-	plan = SPI_prepare(query, 0, NULL);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	if (!SPI_is_cursor_plan(plan))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("pairs query must be a single query that returns rows"),
-				 errhint("Give a SELECT (or VALUES) returning two integer columns.")));
-	/* read-only: the function is STABLE and sees the caller's snapshot */
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
-	desc = portal->tupDesc;
-	if (desc->natts != 2)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("pairs query must return two integer columns"),
-				 errdetail("It returns %d columns.", desc->natts)));
-	for (int c = 0; c < 2; c++)
-	{
-		/* a domain over an integer type is read as its base type */
-		type[c] = getBaseType(TupleDescAttr(desc, c)->atttypid);
-		if (type[c] != INT2OID && type[c] != INT4OID && type[c] != INT8OID)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("pairs query must return two integer columns"),
-					 errdetail("Column %d is of type %s.", c + 1,
-							   format_type_be(TupleDescAttr(desc, c)->atttypid))));
-	}
-
-	for (;;)
-	{
-		SPITupleTable *tt;
-
-		CHECK_FOR_INTERRUPTS();
-		SPI_cursor_fetch(portal, true, PAIRS_BATCH);
-		if (SPI_processed == 0)
-			break;
-		tt = SPI_tuptable;
-		for (uint64 r = 0; r < SPI_processed; r++)
-		{
-			bool		null_a,
-						null_b;
-			Datum		da = SPI_getbinval(tt->vals[r], tt->tupdesc, 1, &null_a);
-			Datum		db = SPI_getbinval(tt->vals[r], tt->tupdesc, 2, &null_b);
-			int64		a,
-						b;
-			uint32		ia,
-						ib;
-
-			/* a pair with an unknown end, or of a row with itself: no edge */
-			if (null_a || null_b)
-				continue;
-			a = int_datum(da, type[0]);
-			b = int_datum(db, type[1]);
-			if (a == b)
-				continue;
-			/* in this order: ids are numbered as first seen */
-			ia = id_index(map, &uf, a);
-			ib = id_index(map, &uf, b);
-			nd_uf_union(&uf, ia, ib);
-			npairs++;
-		}
-		SPI_freetuptable(tt);
-	}
-	SPI_cursor_close(portal);
-	SPI_finish();
+	in.uf = &uf;
+	in.map = map;
+	in.npairs = 0;
+	nd_query_for_each_row(query, "pairs query",
+						  "Give a SELECT (or VALUES) returning two integer columns.",
+						  pairs_shape, pairs_row, &in);
 
 	ereport(DEBUG1,
 			(errmsg_internal("dedup_clusters: %lld pairs, %u distinct ids, %zu bytes",
-							 (long long) npairs, uf.n,
+							 (long long) in.npairs, uf.n,
 							 MemoryContextMemAllocated(ctx, true))));
 
 	for (uint32 i = 0; i < uf.n; i++)

@@ -19,7 +19,6 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/buffile.h"
@@ -30,10 +29,10 @@
 #include "utils/tuplestore.h"
 
 #include "nd_allpairs.h"
+#include "query_rows.h"
 #include "simhash64.h"
 
 /* rows fetched from the cursor at a time */
-#define FETCH_ROWS 10000
 /* at most 2^MAX_BATCH_BITS batch files per table (one buffer each) */
 #define MAX_BATCH_BITS 10
 
@@ -108,7 +107,7 @@ check_shape(TupleDesc desc, Oid simhash_oid)
 				 errmsg("simhash_pairs query must return two columns: an integer id and a simhash64 fingerprint")));
 	idtype = getBaseType(TupleDescAttr(desc, 0)->atttypid);
 	fptype = getBaseType(TupleDescAttr(desc, 1)->atttypid);
-	if (idtype != INT2OID && idtype != INT4OID && idtype != INT8OID)
+	if (!nd_is_int_type(idtype))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("simhash_pairs id column must be of type smallint, integer or bigint, not %s",
@@ -174,60 +173,45 @@ add_row(PairsRun *run, int64 id, uint64 code)
 	run->total++;
 }
 
+typedef struct ReadRows
+{
+	PairsRun   *run;
+	Oid			simhash_oid;
+	Oid			idtype;
+} ReadRows;
+
+static void
+read_shape(TupleDesc desc, void *arg)
+{
+	ReadRows   *rr = (ReadRows *) arg;
+
+	check_shape(desc, rr->simhash_oid);
+	rr->idtype = getBaseType(TupleDescAttr(desc, 0)->atttypid);
+}
+
+static void
+read_row(Datum *values, bool *nulls, void *arg)
+{
+	ReadRows   *rr = (ReadRows *) arg;
+
+	if (nulls[1])
+		return;
+	if (nulls[0])
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("simhash_pairs id must not be null")));
+	add_row(rr->run, nd_int_datum(values[0], rr->idtype),
+			(uint64) DatumGetSimhash64(values[1]));
+}
+
 static void
 read_rows(PairsRun *run, const char *query, Oid simhash_oid)
 {
-	SPIPlanPtr	plan;
-	Portal		portal;
-	Oid			idtype;
+	ReadRows	rr = {run, simhash_oid, InvalidOid};
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	plan = SPI_prepare(query, 0, NULL);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	/* several statements, or one returning nothing: as dedup_clusters says */
-	if (!SPI_is_cursor_plan(plan))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("simhash_pairs query must be a single query that returns rows")));
-	/* read-only: the function is STABLE and sees the caller's snapshot */
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
-	check_shape(portal->tupDesc, simhash_oid);
-	idtype = getBaseType(TupleDescAttr(portal->tupDesc, 0)->atttypid);
-
-	for (;;)
-	{
-		SPITupleTable *tt;
-
-		SPI_cursor_fetch(portal, true, FETCH_ROWS);
-		if (SPI_processed == 0)
-			break;
-		tt = SPI_tuptable;
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			bool		idnull,
-						fpnull;
-			Datum		idd = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &idnull);
-			Datum		fpd = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &fpnull);
-			int64		id;
-
-			if (fpnull)
-				continue;
-			if (idnull)
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("simhash_pairs id must not be null")));
-			id = idtype == INT8OID ? DatumGetInt64(idd) :
-				idtype == INT4OID ? (int64) DatumGetInt32(idd) :
-				(int64) DatumGetInt16(idd);
-			add_row(run, id, (uint64) DatumGetSimhash64(fpd));
-		}
-		SPI_freetuptable(tt);
-		CHECK_FOR_INTERRUPTS();
-	}
-	SPI_cursor_close(portal);
-	SPI_finish();
+	nd_query_for_each_row(query, "simhash_pairs query",
+						  "Give a SELECT (or VALUES) returning an integer id and a simhash64 fingerprint.",
+						  read_shape, read_row, &rr);
 }
 
 /*

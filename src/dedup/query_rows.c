@@ -1,0 +1,86 @@
+/*-------------------------------------------------------------------------
+ *
+ * query_rows.c
+ *		The caller's query, read through SPI: one statement that returns
+ *		rows, run read-only in the caller's snapshot (the functions are
+ *		STABLE) with the caller's privileges, as tablefunc's crosstab runs
+ *		its query; fetched through a cursor in batches, so memory does not
+ *		grow with the result.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/portal.h"
+
+#include "query_rows.h"
+
+#define FETCH_ROWS	10000
+
+void
+nd_query_for_each_row(const char *query, const char *what, const char *hint,
+					  nd_query_shape_fn shape, nd_query_row_fn row, void *arg)
+{
+	SPIPlanPtr	plan;
+	Portal		portal;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* the query's own errors (syntax, permissions) are raised as the caller's */
+	plan = SPI_prepare(query, 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	if (!SPI_is_cursor_plan(plan))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a single query that returns rows", what),
+				 errhint("%s", hint)));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	shape(portal->tupDesc, arg);
+
+	for (;;)
+	{
+		SPITupleTable *tt;
+
+		CHECK_FOR_INTERRUPTS();
+		SPI_cursor_fetch(portal, true, FETCH_ROWS);
+		if (SPI_processed == 0)
+			break;
+		tt = SPI_tuptable;
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			Datum		values[2];
+			bool		nulls[2];
+
+			values[0] = SPI_getbinval(tt->vals[r], tt->tupdesc, 1, &nulls[0]);
+			values[1] = SPI_getbinval(tt->vals[r], tt->tupdesc, 2, &nulls[1]);
+			row(values, nulls, arg);
+		}
+		SPI_freetuptable(tt);
+	}
+	SPI_cursor_close(portal);
+	SPI_finish();
+}
+
+bool
+nd_is_int_type(Oid basetype)
+{
+	return basetype == INT2OID || basetype == INT4OID || basetype == INT8OID;
+}
+
+int64
+nd_int_datum(Datum d, Oid basetype)
+{
+	switch (basetype)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}

@@ -1,0 +1,29 @@
+/*-------------------------------------------------------------------------
+ *
+ * query_rows.h
+ *		Reading the rows of a caller's query, for the dedup functions that
+ *		take one (simhash_pairs, dedup_clusters).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ND_QUERY_ROWS_H
+#define ND_QUERY_ROWS_H
+
+#include "postgres.h"
+
+#include "access/tupdesc.h"
+
+/* checks the query's columns before the first row is read */
+typedef void (*nd_query_shape_fn) (TupleDesc desc, void *arg);
+
+/* one row: its first two columns */
+typedef void (*nd_query_row_fn) (Datum *values, bool *nulls, void *arg);
+
+extern void nd_query_for_each_row(const char *query, const char *what,
+								  const char *hint, nd_query_shape_fn shape,
+								  nd_query_row_fn row, void *arg);
+
+extern bool nd_is_int_type(Oid basetype);
+extern int64 nd_int_datum(Datum d, Oid basetype);
+
+#endif							/* ND_QUERY_ROWS_H */
