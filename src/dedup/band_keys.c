@@ -21,6 +21,7 @@
 #include "utils/memutils.h"
 
 #include "nd_allpairs.h"
+#include "pairs_args.h"
 #include "simhash64.h"
 
 /* The tables of one (max_distance, blocks), cached in fn_extra. */
@@ -39,17 +40,9 @@ band_cache(FunctionCallInfo fcinfo, int k, bool auto_blocks, int m)
 	nd_pairs_plan plan;
 	uint32		lead;
 
-	if (k < 0 || k > ND_ALLPAIRS_MAX_DISTANCE)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_distance must be between 0 and %d", ND_ALLPAIRS_MAX_DISTANCE)));
+	nd_check_pairs_args(k, auto_blocks, m);
 	if (auto_blocks)
 		m = nd_band_auto_blocks(k);
-	else if (!nd_pairs_check(k, m))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("blocks must be between %d and %d for max_distance %d",
-						Max(ND_PERMUTE_MIN_BLOCKS, k + 1), ND_PERMUTE_MAX_BLOCKS, k)));
 	if (c != NULL && c->k == k && c->m == m)
 		return c;
 

@@ -29,6 +29,7 @@
 #include "utils/tuplestore.h"
 
 #include "nd_allpairs.h"
+#include "pairs_args.h"
 #include "query_rows.h"
 #include "simhash64.h"
 
@@ -331,15 +332,7 @@ pairs_common(FunctionCallInfo fcinfo, const char *query, int k, bool auto_blocks
 	nd_pairs_plan plan;
 	nd_pairs_sink sink;
 
-	if (k < 0 || k > ND_ALLPAIRS_MAX_DISTANCE)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_distance must be between 0 and %d", ND_ALLPAIRS_MAX_DISTANCE)));
-	if (!auto_blocks && !nd_pairs_check(k, blocks))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("blocks must be between %d and %d for max_distance %d",
-						Max(ND_PERMUTE_MIN_BLOCKS, k + 1), ND_PERMUTE_MAX_BLOCKS, k)));
+	nd_check_pairs_args(k, auto_blocks, blocks);
 
 	InitMaterializedSRF(fcinfo, 0);
 
@@ -432,9 +425,9 @@ simhash_pairs_query(PG_FUNCTION_ARGS)
 static void pairs_rel(FunctionCallInfo fcinfo, Oid relid, const char *idcol,
 					  const char *fpcol);
 
-PG_FUNCTION_INFO_V1(simhash_pairs_rel);
-Datum
-simhash_pairs_rel(PG_FUNCTION_ARGS)
+/* A NULL max_distance is an error; a NULL source or column, no pairs. */
+static bool
+rel_args_missing(FunctionCallInfo fcinfo)
 {
 	if (PG_ARGISNULL(3))
 		ereport(ERROR,
@@ -443,8 +436,17 @@ simhash_pairs_rel(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 	{
 		InitMaterializedSRF(fcinfo, 0);
-		return (Datum) 0;
+		return true;
 	}
+	return false;
+}
+
+PG_FUNCTION_INFO_V1(simhash_pairs_rel);
+Datum
+simhash_pairs_rel(PG_FUNCTION_ARGS)
+{
+	if (rel_args_missing(fcinfo))
+		return (Datum) 0;
 	pairs_rel(fcinfo, PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)),
 			  NameStr(*PG_GETARG_NAME(2)));
 	return (Datum) 0;
@@ -460,15 +462,8 @@ simhash_pairs_relname(PG_FUNCTION_ARGS)
 {
 	Oid			relid;
 
-	if (PG_ARGISNULL(3))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("max_distance must not be null")));
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
-	{
-		InitMaterializedSRF(fcinfo, 0);
+	if (rel_args_missing(fcinfo))
 		return (Datum) 0;
-	}
 	relid = DatumGetObjectId(DirectFunctionCall1(regclassin,
 												 CStringGetDatum(text_to_cstring(PG_GETARG_TEXT_PP(0)))));
 	pairs_rel(fcinfo, relid, text_to_cstring(PG_GETARG_TEXT_PP(1)),
