@@ -17,25 +17,9 @@ SET max_parallel_workers_per_gather = 0;
 SET jit = off;
 CREATE EXTENSION IF NOT EXISTS neardup;
 
-CREATE FUNCTION pg_temp.code(i bigint) RETURNS simhash64
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT ('x' || md5(i::text))::bit(64)::bigint::simhash64
-$$;
-CREATE FUNCTION pg_temp.flips(i bigint, d int) RETURNS bigint
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(bit_or(1::bigint << (get_byte(decode(md5(i::text || '/' || k), 'hex'), 0) & 63)), 0)
-    FROM generate_series(1, d) k
-$$;
-
--- The generator of gin_radius.sql: 90% random codes, 10% copies of them
+-- The table of gin_radius.sql: 90% random codes, 10% copies of them
 -- with 0..5 bits flipped.
-CREATE TABLE doc (id int, sh simhash64);
-ALTER TABLE doc SET (autovacuum_enabled = off);
-INSERT INTO doc SELECT i, pg_temp.code(i) FROM generate_series(1, :rows * 9 / 10) i;
-INSERT INTO doc
-SELECT :rows * 9 / 10 + row_number() OVER (),
-       (d.sh::bigint # pg_temp.flips(d.id, get_byte(decode(md5('d' || d.id), 'hex'), 0) % 6))::simhash64
-FROM doc d WHERE d.id % 9 = 0 LIMIT :rows / 10;
+\ir lib/near_dup_table.sql
 CREATE INDEX doc_gin ON doc USING gin (sh);
 CREATE INDEX doc_gist ON doc USING gist (sh);
 VACUUM ANALYZE doc;
