@@ -55,19 +55,26 @@ nd_text_params(FunctionCallInfo fcinfo, int shingle_arg, int unit_arg, int seed_
 	return p;
 }
 
+/*
+ * Fingerprints must not depend on the database encoding, so text is read
+ * as UTF-8.  SQL_ASCII text has no known encoding: its bytes are read as
+ * they are (invalid UTF-8 separating tokens), where converting them would
+ * reject the first byte above 127.
+ */
+static inline bool
+encoding_converts(void)
+{
+	int			enc = GetDatabaseEncoding();
+
+	return enc != PG_UTF8 && enc != PG_SQL_ASCII;
+}
+
 const char *
 nd_server_to_utf8(const char *s, size_t *len)
 {
 	char	   *utf8;
 
-	/*
-	 * Fingerprints must not depend on the database encoding.  SQL_ASCII
-	 * text has no known encoding: its bytes are read as they are (invalid
-	 * UTF-8 separating tokens), where converting them would reject the
-	 * first byte above 127.
-	 */
-	if (GetDatabaseEncoding() == PG_UTF8 ||
-		GetDatabaseEncoding() == PG_SQL_ASCII || *len == 0)
+	if (!encoding_converts() || *len == 0)
 		return s;
 	utf8 = pg_server_to_any(s, (int) *len, PG_UTF8);
 	if (utf8 != s)
@@ -184,8 +191,7 @@ tokens_of(text *doc, nd_unit unit, TokenList *tl)
 	tl->n = 0;
 	tl->cap = 64;
 	tl->ends = palloc(tl->cap * sizeof(uint32));
-	tl->to_server = GetDatabaseEncoding() != PG_UTF8 &&
-		GetDatabaseEncoding() != PG_SQL_ASCII;
+	tl->to_server = encoding_converts();
 	nd_text_features(doc, &p, ignore_features, NULL, collect_token, tl);
 }
 
