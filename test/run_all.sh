@@ -43,6 +43,10 @@ tap_counts() {
 BUILD=$ROOT/build
 mkdir -p "$BUILD"
 
+# Every suite needs the packages (the unit tests and fuzzers include
+# xxhash.h too): install what is missing before the first one runs.
+bash test/lib/deps.sh || { echo "neardup: could not install the build dependencies" >&2; exit 1; }
+
 suite_unit() {
 	local cc=${CC:-gcc} t bin log rc
 	for t in test/unit/test_*.c; do
