@@ -5,7 +5,6 @@
 # machine where the server headers (and so PGXS itself) are not there yet.
 
 EXTENSION   = neardup
-EXTVERSION  = 0.1
 
 MODULE_big  = neardup
 
@@ -17,7 +16,9 @@ SQL_SRCS    = $(sort $(wildcard src/*.c src/index/*.c src/planner/*.c src/dedup/
 
 OBJS        = $(SQL_SRCS:.c=.o) $(CORE_SRCS:.c=.o)
 
-DATA        = sql/$(EXTENSION)--$(EXTVERSION).sql
+# The released install script of 0.1 (never edited again) and the update
+# scripts from it: a new install runs 0.1's script and then every update.
+DATA        = sql/$(EXTENSION)--0.1.sql $(sort $(wildcard sql/$(EXTENSION)--*--*.sql))
 DOCS        =
 
 # Every sql/*.sql except the install script is a pg_regress suite, run in
