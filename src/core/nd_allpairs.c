@@ -236,6 +236,7 @@ typedef struct run_state
 	const nd_pairs_sink *sink;
 	uint64_t	work;
 	uint64_t	emitted;
+	int			spanning;		/* emit spanning edges, not every pair */
 } run_state;
 
 static inline void
@@ -386,10 +387,20 @@ find_group(const nd_pair_item *items, const uint32_t *starts, size_t ngroups,
 	return lo;
 }
 
+/*
+ * Groups ga and gb are within distance: every pair of their rows, or in
+ * spanning mode one edge between their first rows (each group's other rows
+ * hang off its first row already).
+ */
 static void
 emit_groups(run_state *st, const nd_pair_item *items, const uint32_t *starts,
 			size_t ga, size_t gb, int dist)
 {
+	if (st->spanning)
+	{
+		emit_pair(st, items[starts[ga]].id, items[starts[gb]].id, dist);
+		return;
+	}
 	for (uint32_t i = starts[ga]; i < starts[ga + 1]; i++)
 		for (uint32_t j = starts[gb]; j < starts[gb + 1]; j++)
 			emit_pair(st, items[i].id, items[j].id, dist);
@@ -622,11 +633,12 @@ process_run(table_scan *ts, uint64_t *codes, size_t n)
 	ts->depth--;
 }
 
-uint64_t
-nd_allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
-				int t_begin, int t_end, void *scratch, const nd_pairs_sink *sink)
+static uint64_t
+allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
+			 int t_begin, int t_end, void *scratch, const nd_pairs_sink *sink,
+			 int spanning)
 {
-	run_state	st = {sink, 0, 0};
+	run_state	st = {sink, 0, 0, spanning};
 	uint64_t   *perm = (uint64_t *) scratch;
 	uint64_t   *ptmp = perm + n;
 	uint32_t   *starts = (uint32_t *) (ptmp + n);
@@ -644,13 +656,20 @@ nd_allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 			starts[ngroups++] = (uint32_t) i;
 	starts[ngroups] = (uint32_t) n;
 
-	/* distance-0 pairs inside each group, reported as table 0's */
+	/*
+	 * Distance-0 pairs inside each group, reported as table 0's; in spanning
+	 * mode a star around the group's first row: linear in the group.
+	 */
 	if (t_begin == 0)
 	{
 		for (size_t g = 0; g < ngroups; g++)
 			for (uint32_t i = starts[g]; i < starts[g + 1]; i++)
 				for (uint32_t j = i + 1; j < starts[g + 1]; j++)
+				{
+					if (spanning && i != starts[g])
+						break;
 					emit_pair(&st, items[i].id, items[j].id, 0);
+				}
 	}
 
 	/* distinct codes are at least 1 apart */
@@ -734,4 +753,27 @@ nd_allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 		}
 	}
 	return st.emitted;
+}
+
+uint64_t
+nd_allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
+				int t_begin, int t_end, void *scratch, const nd_pairs_sink *sink)
+{
+	return allpairs_run(plan, items, n, t_begin, t_end, scratch, sink, 0);
+}
+
+uint64_t
+nd_allpairs_edges_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
+					  int t_begin, int t_end, void *scratch, const nd_pairs_sink *sink)
+{
+	return allpairs_run(plan, items, n, t_begin, t_end, scratch, sink, 1);
+}
+
+void
+nd_pair_items_sort(nd_pair_item *items, size_t n, nd_pair_item *tmp)
+{
+	nd_pairs_sink quiet = {0};
+	run_state	st = {&quiet, 0, 0, 0};
+
+	sort_items(items, tmp, n, &st);
 }

@@ -172,4 +172,25 @@ extern uint64_t nd_allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items,
 								size_t n, int t_begin, int t_end, void *scratch,
 								const nd_pairs_sink *sink);
 
+/*
+ * Spanning edges, for connected components (simhash_clusters): the same
+ * run, but instead of every pair it emits a set of edges whose connected
+ * components are those of the full "within distance k" graph, of size
+ * linear in the rows plus the pairs of *distinct* codes within k: each row
+ * of a group of identical codes is tied to the group's first row (its
+ * n - 1 edges only when t_begin == 0, as the distance-0 pairs are), and a
+ * pair of distinct codes within k is one edge between the two groups'
+ * first rows.  A group of 200,000 copies costs 199,999 edges instead of
+ * 2*10^10 pairs.  Same batching contract as nd_allpairs_run.
+ */
+extern uint64_t nd_allpairs_edges_run(const nd_pairs_plan *plan, nd_pair_item *items,
+									  size_t n, int t_begin, int t_end, void *scratch,
+									  const nd_pairs_sink *sink);
+
+/*
+ * Sorts items by code (unsigned; an LSD radix sort), tmp holding n items:
+ * for a caller that needs rows grouped by some 64-bit key.
+ */
+extern void nd_pair_items_sort(nd_pair_item *items, size_t n, nd_pair_item *tmp);
+
 #endif							/* ND_ALLPAIRS_H */

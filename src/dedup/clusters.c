@@ -28,6 +28,7 @@
 #include "nd_mix.h"
 #include "nd_unionfind.h"
 #include "query_rows.h"
+#include "uf_context.h"
 
 /* Pairs fetched from the cursor at a time. */
 
@@ -49,21 +50,6 @@ typedef struct IdEntry
 #define SH_DECLARE
 #define SH_DEFINE
 #include "lib/simplehash.h"
-
-/* The disjoint sets' allocator: huge allocations in the given context. */
-static void *
-uf_realloc(void *ptr, size_t size, void *arg)
-{
-	if (size == 0)
-	{
-		if (ptr)
-			pfree(ptr);
-		return NULL;
-	}
-	if (ptr == NULL)
-		return MemoryContextAllocHuge((MemoryContext) arg, size);
-	return repalloc_huge(ptr, size);
-}
 
 /* The index of id, added as a singleton when first seen. */
 static uint32
@@ -159,7 +145,7 @@ nd_dedup_clusters(PG_FUNCTION_ARGS)
 	/* the sets, in a context of their own: freed at once at the end */
 	ctx = AllocSetContextCreate(CurrentMemoryContext, "dedup_clusters",
 								ALLOCSET_DEFAULT_SIZES);
-	nd_uf_init(&uf, uf_realloc, ctx);
+	nd_uf_init(&uf, nd_uf_context_realloc, ctx);
 	map = idmap_create(ctx, 1024, NULL);
 
 	in.uf = &uf;

@@ -23,13 +23,7 @@ FROM generate_series(1, :rows - :base) j
 JOIN bp b ON b.id = 1 + abs(hashint8extended(j, 2)) % :base;
 VACUUM ANALYZE bp;
 
-CREATE OR REPLACE FUNCTION bench_run(q text, OUT seconds numeric, OUT result bigint) AS $$
-DECLARE
-    t0 timestamptz := clock_timestamp();
-BEGIN
-    EXECUTE q INTO result;
-    seconds := round(extract(epoch FROM clock_timestamp() - t0)::numeric, 3);
-END $$ LANGUAGE plpgsql;
+\ir lib/bench_run.sql
 CREATE OR REPLACE FUNCTION bench_cmd(q text, OUT seconds numeric) AS $$
 DECLARE
     t0 timestamptz := clock_timestamp();

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "nd_allpairs.h"
+#include "nd_unionfind.h"
 #include "splitmix.h"
 #include "tap.h"
 
@@ -124,9 +125,9 @@ same_pairs(pairlist *x, pairlist *y)
 	return 1;
 }
 
-/* all tables at once, as with enough work_mem */
+/* all tables at once, as with enough work_mem; spanning: edges only */
 static void
-run_all(const nd_pair_item *in, size_t n, int k, int m, pairlist *out)
+run_all(const nd_pair_item *in, size_t n, int k, int m, pairlist *out, int spanning)
 {
 	nd_pairs_plan plan;
 	nd_pair_item *items = malloc((n + 1) * sizeof(nd_pair_item));
@@ -137,7 +138,8 @@ run_all(const nd_pair_item *in, size_t n, int k, int m, pairlist *out)
 	if (n > 0)
 		memcpy(items, in, n * sizeof(nd_pair_item));
 	nd_pairs_plan_init(&plan, k, m);
-	emitted = nd_allpairs_run(&plan, items, n, 0, plan.ntables, scratch, &sink);
+	emitted = (spanning ? nd_allpairs_edges_run : nd_allpairs_run)
+		(&plan, items, n, 0, plan.ntables, scratch, &sink);
 	if (emitted != out->n)
 		bad_order++;
 	free(items);
@@ -150,7 +152,7 @@ run_all(const nd_pair_item *in, size_t n, int k, int m, pairlist *out)
  */
 static void
 run_batched(const nd_pair_item *in, size_t n, int k, int m, int pbits,
-			pairlist *out)
+			pairlist *out, int spanning)
 {
 	nd_pairs_plan plan;
 	nd_pair_item *items = malloc((n + 1) * sizeof(nd_pair_item));
@@ -173,7 +175,8 @@ run_batched(const nd_pair_item *in, size_t n, int k, int m, int pbits,
 			for (size_t i = 0; i < n; i++)
 				if (nd_pairs_permute(&tab, in[i].code) >> (64 - pb) == part)
 					items[cnt++] = in[i];
-			nd_allpairs_run(&plan, items, cnt, t, t + 1, scratch, &sink);
+			(spanning ? nd_allpairs_edges_run : nd_allpairs_run)
+				(&plan, items, cnt, t, t + 1, scratch, &sink);
 		}
 		/* k = 0 has no tables: the duplicates come with t_begin = 0 */
 		if (k == 0)
@@ -183,24 +186,155 @@ run_batched(const nd_pair_item *in, size_t n, int k, int m, int pbits,
 	free(scratch);
 }
 
+static void *
+uf_realloc(void *ptr, size_t size, void *arg)
+{
+	(void) arg;
+	if (size == 0)
+	{
+		free(ptr);
+		return NULL;
+	}
+	return realloc(ptr, size);
+}
+
+static int
+cmp_i64(const void *x, const void *y)
+{
+	int64_t		a = *(const int64_t *) x,
+				b = *(const int64_t *) y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * The connected components of a list of edges: the sorted ids that appear
+ * in an edge, and for ids[i] its component's smallest id labels[i].
+ * Returns the number of ids.
+ */
+static size_t
+components(const pairlist *e, int64_t **ids_out, int64_t **labels_out)
+{
+	int64_t    *ids = malloc((2 * e->n + 1) * sizeof(int64_t));
+	int64_t    *labels;
+	size_t		nid = 0;
+	nd_unionfind uf;
+
+	for (size_t i = 0; i < e->n; i++)
+	{
+		ids[nid++] = e->p[i].a;
+		ids[nid++] = e->p[i].b;
+	}
+	qsort(ids, nid, sizeof(int64_t), cmp_i64);
+	{
+		size_t		u = 0;
+
+		for (size_t i = 0; i < nid; i++)
+			if (u == 0 || ids[i] != ids[u - 1])
+				ids[u++] = ids[i];
+		nid = u;
+	}
+	nd_uf_init(&uf, uf_realloc, NULL);
+	for (size_t i = 0; i < nid; i++)
+		nd_uf_add(&uf, ids[i]);
+	for (size_t i = 0; i < e->n; i++)
+	{
+		int64_t    *a = bsearch(&e->p[i].a, ids, nid, sizeof(int64_t), cmp_i64);
+		int64_t    *b = bsearch(&e->p[i].b, ids, nid, sizeof(int64_t), cmp_i64);
+
+		nd_uf_union(&uf, (uint32_t) (a - ids), (uint32_t) (b - ids));
+	}
+	labels = malloc((nid + 1) * sizeof(int64_t));
+	for (size_t i = 0; i < nid; i++)
+		labels[i] = nd_uf_label(&uf, (uint32_t) i);
+	nd_uf_free(&uf);
+	*ids_out = ids;
+	*labels_out = labels;
+	return nid;
+}
+
+/* Edges e have the connected components of the pairs p. */
+static int
+same_components(const pairlist *p, const pairlist *e)
+{
+	int64_t    *pi,
+			   *pl,
+			   *ei,
+			   *el;
+	size_t		np = components(p, &pi, &pl);
+	size_t		ne = components(e, &ei, &el);
+	int			same = np == ne &&
+		(np == 0 || (memcmp(pi, ei, np * sizeof(int64_t)) == 0 &&
+					 memcmp(pl, el, np * sizeof(int64_t)) == 0));
+
+	free(pi);
+	free(pl);
+	free(ei);
+	free(el);
+	return same;
+}
+
+/* Distinct codes of the input (rows minus the copies beyond a group's first). */
+static size_t
+distinct_codes(const nd_pair_item *in, size_t n)
+{
+	uint64_t   *c = malloc((n + 1) * sizeof(uint64_t));
+	size_t		d = 0;
+
+	for (size_t i = 0; i < n; i++)
+		c[i] = in[i].code;
+	qsort(c, n, sizeof(uint64_t), cmp_i64);
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || c[i] != c[i - 1])
+			d++;
+	free(c);
+	return d;
+}
+
 static void
 check(const char *what, const nd_pair_item *in, size_t n, int k, int m)
 {
 	pairlist	b = {0},
 				r = {0},
-				s = {0};
+				s = {0},
+				e = {0},
+				eb = {0};
 
 	bad_order = 0;
 	brute(in, n, k, &b);
-	run_all(in, n, k, m, &r);
+	run_all(in, n, k, m, &r, 0);
 	ok(bad_order == 0 && same_pairs(&b, &r),
 	   "%s: n=%zu k=%d m=%d: %zu pairs as brute force (got %zu)", what, n, k, m, b.n, r.n);
-	run_batched(in, n, k, m, 3, &s);
+	run_batched(in, n, k, m, 3, &s, 0);
 	ok(bad_order == 0 && same_pairs(&b, &s),
 	   "%s: n=%zu k=%d m=%d batched: %zu pairs (got %zu)", what, n, k, m, b.n, s.n);
+
+	/*
+	 * Spanning edges: the components of the pairs, from at most one edge
+	 * per row beyond its group's first plus one per pair of distinct codes
+	 * (bounded here by the brute-force pairs between distinct codes).
+	 */
+	{
+		size_t		distinct_pairs = 0;
+
+		for (size_t i = 0; i < b.n; i++)
+			if (b.p[i].d > 0)
+				distinct_pairs++;
+		run_all(in, n, k, m, &e, 1);
+		ok(bad_order == 0 && same_components(&b, &e) &&
+		   e.n <= (n - distinct_codes(in, n)) + distinct_pairs,
+		   "%s: n=%zu k=%d m=%d spanning edges: components of the %zu pairs from %zu edges",
+		   what, n, k, m, b.n, e.n);
+		run_batched(in, n, k, m, 3, &eb, 1);
+		ok(bad_order == 0 && same_components(&b, &eb),
+		   "%s: n=%zu k=%d m=%d spanning edges batched: same components (%zu edges)",
+		   what, n, k, m, eb.n);
+	}
 	free(b.p);
 	free(r.p);
 	free(s.p);
+	free(e.p);
+	free(eb.p);
 }
 
 /* random codes, clusters of near-duplicates and exact duplicates */
@@ -345,6 +479,17 @@ main(void)
 		check("low entropy, repeated ids", it, 2000, 2, 4);
 		check("low entropy, repeated ids", it, 2000, 4, 7);
 
+		/* a chain: each code one bit from the previous, the ends far apart */
+		it[0].code = 0x5555AAAA5555AAAAULL;
+		it[0].id = 0;
+		for (int i = 1; i < 1500; i++)
+		{
+			it[i].code = it[i - 1].code ^ ((uint64_t) 1 << (rnd() & 63));
+			it[i].id = i;
+		}
+		check("random walk chain", it, 1500, 1, 4);
+		check("random walk chain", it, 1500, 3, 6);
+
 		check("empty", it, 0, 3, 4);
 		check("one row", it, 1, 3, 4);
 		it[1] = it[0];
@@ -439,7 +584,7 @@ main(void)
 				if ((i ^ ((size_t) 1 << b)) > i && (i ^ ((size_t) 1 << b)) < na)
 					want++;
 		ticks = 0;
-		run_all(it, na, 1, 2, &r);
+		run_all(it, na, 1, 2, &r, 0);
 		ok(r.n == want && bad_order == 0 && ticks < 100,
 		   "codes 0..39999, k=1: %zu pairs (want %zu), %d ticks (a scan: 763)",
 		   r.n, want, ticks);
@@ -458,7 +603,7 @@ main(void)
 			it[i].id = i;
 		}
 		ticks = 0;
-		run_all(it, 3000, 3, 4, &r);
+		run_all(it, 3000, 3, 4, &r, 0);
 		ok(r.n == 3000 * 2999 / 2 && ticks >= 4, "4.5M duplicate pairs, %d ticks", ticks);
 		free(r.p);
 		free(it);

@@ -1,0 +1,482 @@
+/*-------------------------------------------------------------------------
+ *
+ * allpairs_scan.c
+ *		The all-pairs scan over the rows of a caller's query, shared by
+ *		simhash_pairs and simhash_clusters (allpairs_scan.h).
+ *
+ * The rows come from a query run as the caller through an SPI cursor, like
+ * tablefunc's crosstab(); the regclass forms only build that query.  The
+ * (id, code) pairs are kept in memory while they fit in work_mem (with the
+ * core's scratch space); beyond that they go to a temporary file and every
+ * table is processed in batches: the rows are partitioned by the leading
+ * bits of the table's key, so that rows with equal keys, the only ones the
+ * table compares, land in the same batch.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/buffile.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+
+#include "allpairs_scan.h"
+#include "nd_allpairs.h"
+#include "pairs_args.h"
+#include "query_rows.h"
+#include "simhash64.h"
+
+/* at most 2^MAX_BATCH_BITS batch files per table (one buffer each) */
+#define MAX_BATCH_BITS 10
+
+typedef struct ScanRun
+{
+	const NdAllPairsSpec *spec;
+	Oid			simhash_oid;
+	Oid			idtype;
+
+	/* input */
+	nd_pair_item *items;		/* in-memory rows, or the spill buffer */
+	size_t		n;				/* rows in items */
+	size_t		cap;			/* allocated items */
+	size_t		budget;			/* rows that fit in work_mem */
+	BufFile    *spill;			/* all rows, once past the budget */
+	MemoryContext cxt;			/* where they live */
+	uint64		total;			/* rows read (NULL fingerprints excluded) */
+
+	int			ntables;
+	int			nbatches;
+} ScanRun;
+
+static void
+scan_emit(void *arg, int64_t id_a, int64_t id_b, int dist)
+{
+	ScanRun    *run = (ScanRun *) arg;
+
+	run->spec->emit(run->spec->arg, id_a, id_b, dist);
+}
+
+static void
+scan_tick(void *arg)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
+static void
+scan_table_start(void *arg, int t)
+{
+	ScanRun    *run = (ScanRun *) arg;
+
+	elog(DEBUG1, "%s: table %d of %d", run->spec->fname, t + 1, run->ntables);
+}
+
+/* The simhash64 type: in the schema of this function, whatever search_path. */
+static Oid
+simhash64_type_oid(FunctionCallInfo fcinfo)
+{
+	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
+	Oid			typid;
+
+	typid = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+							CStringGetDatum("simhash64"), ObjectIdGetDatum(nsp));
+	if (!OidIsValid(typid))
+		elog(ERROR, "type simhash64 not found in the extension's schema");
+	return typid;
+}
+
+static void
+read_shape(TupleDesc desc, void *arg)
+{
+	ScanRun    *run = (ScanRun *) arg;
+	const char *fname = run->spec->fname;
+	Oid			fptype;
+
+	if (desc == NULL || desc->natts != 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s query must return two columns: an integer id and a simhash64 fingerprint",
+						fname)));
+	run->idtype = getBaseType(TupleDescAttr(desc, 0)->atttypid);
+	fptype = getBaseType(TupleDescAttr(desc, 1)->atttypid);
+	if (!nd_is_int_type(run->idtype))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s id column must be of type smallint, integer or bigint, not %s",
+						fname, format_type_be(TupleDescAttr(desc, 0)->atttypid)),
+				 errhint("Map other keys to integers first, for example with row_number() or a bigserial column in a mapping table.")));
+	if (fptype != run->simhash_oid)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s fingerprint column must be of type simhash64, not %s",
+						fname, format_type_be(TupleDescAttr(desc, 1)->atttypid))));
+}
+
+static void
+spill_write(BufFile *file, nd_pair_item *items, size_t n)
+{
+	if (n > 0)
+		BufFileWrite(file, items, n * sizeof(nd_pair_item));
+}
+
+static void
+read_exact(ScanRun *run, BufFile *file, void *ptr, size_t size)
+{
+	size_t		got = BufFileRead(file, ptr, size);
+
+	if (got != size)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read from %s temporary file: read only %zu of %zu bytes",
+						run->spec->fname, got, size)));
+}
+
+static void
+rewind_file(ScanRun *run, BufFile *file)
+{
+	if (BufFileSeek(file, 0, 0, SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not rewind %s temporary file", run->spec->fname)));
+}
+
+/* Appends one row, spilling everything to a temporary file past budget. */
+static inline void
+add_row(ScanRun *run, int64 id, uint64 code)
+{
+	if (run->n == run->cap)
+	{
+		if (run->spill == NULL && run->n >= run->budget)
+		{
+			/* not in SPI's memory context, which SPI_finish() deletes */
+			MemoryContext old = MemoryContextSwitchTo(run->cxt);
+
+			/* from now on items is the write buffer of the spill file */
+			run->spill = BufFileCreateTemp(false);
+			MemoryContextSwitchTo(old);
+			elog(DEBUG1, "%s: more than %zu rows, spilling to a temporary file",
+				 run->spec->fname, run->budget);
+		}
+		if (run->spill != NULL)
+		{
+			spill_write(run->spill, run->items, run->n);
+			run->n = 0;
+		}
+		else
+		{
+			run->cap = Min(run->cap * 2, run->budget);
+			run->items = repalloc_huge(run->items, run->cap * sizeof(nd_pair_item));
+		}
+	}
+	run->items[run->n].id = id;
+	run->items[run->n].code = code;
+	run->n++;
+	run->total++;
+}
+
+static void
+read_row(Datum *values, bool *nulls, void *arg)
+{
+	ScanRun    *run = (ScanRun *) arg;
+	int64		id;
+
+	if (nulls[1])
+		return;
+	if (nulls[0])
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s id must not be null", run->spec->fname)));
+	id = nd_int_datum(values[0], run->idtype);
+	if (run->spec->map_id)
+		id = run->spec->map_id(run->spec->arg, id);
+	add_row(run, id, (uint64) DatumGetSimhash64(values[1]));
+}
+
+static uint64
+run_core(const ScanRun *run, const nd_pairs_plan *plan, nd_pair_item *items,
+		 size_t n, int t_begin, int t_end, void *scratch, const nd_pairs_sink *sink)
+{
+	return (run->spec->spanning ? nd_allpairs_edges_run : nd_allpairs_run)
+		(plan, items, n, t_begin, t_end, scratch, sink);
+}
+
+/*
+ * Past work_mem: for each table, partition the spilled rows by the leading
+ * bits of the table's key into batch files, then run the core on one batch
+ * at a time for that table only.
+ */
+static void
+run_batched(ScanRun *run, const nd_pairs_plan *plan, const nd_pairs_sink *sink_in)
+{
+	nd_pairs_sink sink_copy = *sink_in;
+	const nd_pairs_sink *sink = &sink_copy;
+	uint64		want = (run->total + run->budget - 1) / run->budget * 2;
+	int			pbits = 0;
+	uint32		lead = nd_pairs_first_lead(plan);
+	size_t		chunk = Min(run->cap, (size_t) 8192);
+	nd_pair_item *readbuf = palloc(chunk * sizeof(nd_pair_item));
+	BufFile   **batch;
+	uint64	   *counts;
+	void	   *scratch = NULL;
+	size_t		scratch_rows = 0;
+
+	/* twice as many batches as needed on average, for unevenness */
+	while (((uint64) 1 << pbits) < want && pbits < MAX_BATCH_BITS &&
+		   pbits < plan->min_keybits)
+		pbits++;
+	run->nbatches = 1 << pbits;
+	batch = palloc0(sizeof(BufFile *) * run->nbatches);
+	counts = palloc(sizeof(uint64) * run->nbatches);
+
+	spill_write(run->spill, run->items, run->n);
+	run->n = 0;
+	/* one message per table, not per batch */
+	sink_copy.table_start = NULL;
+	elog(DEBUG1, "%s: " UINT64_FORMAT " rows, %d blocks, %d tables, %d batches per table",
+		 run->spec->fname, run->total, plan->nblocks, plan->ntables, run->nbatches);
+
+	for (int t = 0; t < plan->ntables; t++, lead = nd_pairs_next_lead(lead))
+	{
+		nd_pairs_table tab;
+		uint64		left = run->total;
+
+		scan_table_start(run, t);
+		nd_pairs_table_init(plan, t, lead, &tab);
+		for (int b = 0; b < run->nbatches; b++)
+		{
+			batch[b] = BufFileCreateTemp(false);
+			counts[b] = 0;
+		}
+		rewind_file(run, run->spill);
+		while (left > 0)
+		{
+			size_t		m = Min(left, (uint64) chunk);
+
+			read_exact(run, run->spill, readbuf, m * sizeof(nd_pair_item));
+			for (size_t i = 0; i < m; i++)
+			{
+				int			b = pbits == 0 ? 0 :
+					(int) (nd_pairs_permute(&tab, readbuf[i].code) >> (64 - pbits));
+
+				BufFileWrite(batch[b], &readbuf[i], sizeof(nd_pair_item));
+				counts[b]++;
+			}
+			left -= m;
+			CHECK_FOR_INTERRUPTS();
+		}
+
+		for (int b = 0; b < run->nbatches; b++)
+		{
+			size_t		cnt = counts[b];
+
+			/*
+			 * A batch may exceed the budget when keys are skewed: at worst
+			 * it is every row, costing what the in-memory path would
+			 * (doc/dedup.md); its long runs are split in the core.
+			 */
+			if (cnt > run->cap)
+			{
+				run->cap = cnt;
+				run->items = repalloc_huge(run->items, cnt * sizeof(nd_pair_item));
+			}
+			if (cnt > scratch_rows || scratch == NULL)
+			{
+				if (scratch)
+					pfree(scratch);
+				scratch_rows = Max(cnt, run->budget);
+				scratch = palloc_extended(nd_allpairs_scratch_size(scratch_rows),
+										  MCXT_ALLOC_HUGE);
+			}
+			rewind_file(run, batch[b]);
+			if (cnt > 0)
+				read_exact(run, batch[b], run->items, cnt * sizeof(nd_pair_item));
+			BufFileClose(batch[b]);
+			batch[b] = NULL;
+			run_core(run, plan, run->items, cnt, t, t + 1, scratch, sink);
+		}
+	}
+	BufFileClose(run->spill);
+	run->spill = NULL;
+}
+
+void
+nd_allpairs_scan(FunctionCallInfo fcinfo, const char *query, const NdAllPairsSpec *spec)
+{
+	MemoryContext cxt,
+				oldcxt;
+	ScanRun		run;
+	nd_pairs_plan plan;
+	nd_pairs_sink sink;
+	int			blocks = spec->blocks;
+
+	nd_check_pairs_args(spec->k, spec->auto_blocks, spec->blocks);
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "all-pairs scan",
+								ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(cxt);
+
+	memset(&run, 0, sizeof(run));
+	run.spec = spec;
+	run.simhash_oid = simhash64_type_oid(fcinfo);
+	run.cxt = cxt;
+	/* each row in memory costs its item and its share of the scratch */
+	run.budget = Max((size_t) 1024,
+					 (size_t) work_mem * 1024 /
+					 (sizeof(nd_pair_item) +
+					  nd_allpairs_scratch_size(2) - nd_allpairs_scratch_size(1)));
+	run.cap = Min(run.budget, (size_t) 4096);
+	run.items = palloc_extended(run.cap * sizeof(nd_pair_item), MCXT_ALLOC_HUGE);
+
+	{
+		char	   *what = psprintf("%s query", spec->fname);
+
+		nd_query_for_each_row(query, what,
+							  "Give a SELECT (or VALUES) returning an integer id and a simhash64 fingerprint.",
+							  read_shape, read_row, &run);
+	}
+	if (run.total >= PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s supports fewer than 2^32 rows", spec->fname)));
+
+	if (spec->auto_blocks)
+		blocks = nd_pairs_auto_blocks(spec->k, (double) run.total);
+	nd_pairs_plan_init(&plan, spec->k, blocks);
+	run.ntables = plan.ntables;
+
+	sink.emit = scan_emit;
+	sink.tick = scan_tick;
+	sink.table_start = scan_table_start;
+	sink.arg = &run;
+
+	if (run.spill == NULL)
+	{
+		void	   *scratch;
+
+		/* give back what the doubling overshot before the scratch comes */
+		if (run.n > 0 && run.cap > run.n + run.n / 8)
+		{
+			run.items = repalloc_huge(run.items, run.n * sizeof(nd_pair_item));
+			run.cap = run.n;
+		}
+		scratch = palloc_extended(nd_allpairs_scratch_size(run.n), MCXT_ALLOC_HUGE);
+
+		elog(DEBUG1, "%s: " UINT64_FORMAT " rows, %d blocks, %d tables, in memory",
+			 spec->fname, run.total, plan.nblocks, plan.ntables);
+		run_core(&run, &plan, run.items, run.n, 0, plan.ntables, scratch, &sink);
+	}
+	else
+		run_batched(&run, &plan, &sink);
+
+	/* the peak: everything above is still allocated */
+	elog(DEBUG2, "%s: " UINT64_FORMAT " rows, %zu bytes of working memory",
+		 spec->fname, run.total, MemoryContextMemAllocated(cxt, true));
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(cxt);
+}
+
+/* ---- the argument forms ---- */
+
+static void
+check_max_distance(FunctionCallInfo fcinfo, int argno)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("max_distance must not be null")));
+}
+
+/* (query text, max_distance int4 DEFAULT 3, blocks int4 DEFAULT NULL) */
+void
+nd_allpairs_query_form(FunctionCallInfo fcinfo, nd_allpairs_body body)
+{
+	check_max_distance(fcinfo, 1);
+	if (PG_ARGISNULL(0))
+	{
+		body(fcinfo, NULL, 0, true, 0);
+		return;
+	}
+	body(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)), PG_GETARG_INT32(1),
+		 PG_ARGISNULL(2), PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2));
+}
+
+/*
+ * The table forms: the query "SELECT id_column, fingerprint_column FROM
+ * source", run as the caller so that the caller's SELECT privilege and row
+ * security apply.
+ */
+static void
+rel_form(FunctionCallInfo fcinfo, nd_allpairs_body body, Oid relid,
+		 const char *idcol, const char *fpcol)
+{
+	char	   *relname,
+			   *nspname;
+	StringInfoData q;
+
+	relname = get_rel_name(relid);
+	if (relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	nspname = get_namespace_name(get_rel_namespace(relid));
+	if (get_attnum(relid, idcol) == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist", idcol, relname)));
+	if (get_attnum(relid, fpcol) == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist", fpcol, relname)));
+
+	initStringInfo(&q);
+	appendStringInfo(&q, "SELECT %s, %s FROM %s",
+					 quote_identifier(idcol), quote_identifier(fpcol),
+					 quote_qualified_identifier(nspname, relname));
+	body(fcinfo, q.data, PG_GETARG_INT32(3),
+		 PG_ARGISNULL(4), PG_ARGISNULL(4) ? 0 : PG_GETARG_INT32(4));
+}
+
+/* A NULL max_distance is an error; a NULL source or column, no rows. */
+static bool
+rel_args_missing(FunctionCallInfo fcinfo, nd_allpairs_body body)
+{
+	check_max_distance(fcinfo, 3);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+	{
+		body(fcinfo, NULL, 0, true, 0);
+		return true;
+	}
+	return false;
+}
+
+/* (source regclass, id_column name, fingerprint_column name, max_distance, blocks) */
+void
+nd_allpairs_rel_form(FunctionCallInfo fcinfo, nd_allpairs_body body)
+{
+	if (rel_args_missing(fcinfo, body))
+		return;
+	rel_form(fcinfo, body, PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)),
+			 NameStr(*PG_GETARG_NAME(2)));
+}
+
+/*
+ * (source text, id_column text, fingerprint_column text, ...): the same, so
+ * that three string literals resolve to a table form; the name is looked up
+ * as a regclass input would be.
+ */
+void
+nd_allpairs_relname_form(FunctionCallInfo fcinfo, nd_allpairs_body body)
+{
+	Oid			relid;
+
+	if (rel_args_missing(fcinfo, body))
+		return;
+	relid = DatumGetObjectId(DirectFunctionCall1(regclassin,
+												 CStringGetDatum(text_to_cstring(PG_GETARG_TEXT_PP(0)))));
+	rel_form(fcinfo, body, relid, text_to_cstring(PG_GETARG_TEXT_PP(1)),
+			 text_to_cstring(PG_GETARG_TEXT_PP(2)));
+}

@@ -1,0 +1,199 @@
+/*-------------------------------------------------------------------------
+ *
+ * simhash_clusters.c
+ *		simhash_clusters(): the connected components of "within max_distance
+ *		bits", computed inside the all-pairs scan, as (id, cluster_id) for
+ *		every row that has a near-duplicate; cluster_id is the smallest id
+ *		of its component.  Always equal to
+ *		dedup_clusters('SELECT id_a, id_b FROM simhash_pairs(...)').
+ *
+ * Nothing quadratic is materialised.  The scan (allpairs_scan.c) runs the
+ * core in spanning-edge mode: a group of identical codes costs one edge per
+ * row, a pair of distinct codes within distance one edge (nd_allpairs.h),
+ * and every edge goes straight into a union-find.  The union-find's
+ * elements are the rows in read order (the scan carries that ordinal
+ * instead of the id), so no hash table from id to element is needed: 24
+ * bytes per row (nd_unionfind.h) on top of the scan's own memory.  At the
+ * end, rows are sorted by id; rows that share an id (a query may return
+ * one id twice) are one node, as in dedup_clusters, and each id is
+ * reported once, in id order.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/tuplestore.h"
+
+#include "allpairs_scan.h"
+#include "nd_allpairs.h"
+#include "nd_unionfind.h"
+#include "uf_context.h"
+
+typedef struct ClustersRun
+{
+	nd_unionfind uf;			/* element i: the i-th row read */
+	uint64		edges;
+} ClustersRun;
+
+static int64
+clusters_add_row(void *arg, int64 id)
+{
+	ClustersRun *cr = (ClustersRun *) arg;
+	uint32		i = nd_uf_add(&cr->uf, id);
+
+	if (i == ND_UF_INVALID)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("simhash_clusters handles at most %u rows",
+						(unsigned) ND_UF_MAX_IDS)));
+	return (int64) i;
+}
+
+static void
+clusters_edge(void *arg, int64 a, int64 b, int dist)
+{
+	ClustersRun *cr = (ClustersRun *) arg;
+
+	nd_uf_union(&cr->uf, (uint32) a, (uint32) b);
+	cr->edges++;
+}
+
+/*
+ * Merges rows that share an id and writes one (id, cluster_id) per id whose
+ * component has at least two distinct ids, in id order.  Rows alone in
+ * their component (most rows, usually) are left out first: a row with no
+ * near-duplicate cannot add an id to a component, so whether it shares its
+ * id with another row changes no output line.
+ */
+static void
+clusters_output(ClustersRun *cr, Tuplestorestate *tupstore, TupleDesc tupdesc)
+{
+	nd_unionfind *uf = &cr->uf;
+	uint32		n = 0;
+	nd_pair_item *byid;
+	nd_pair_item *tmp;
+
+	for (uint32 i = 0; i < uf->n; i++)
+		if (uf->size[nd_uf_find(uf, i)] > 1)
+			n++;
+	if (n == 0)
+		return;
+	byid = palloc_extended((size_t) n * sizeof(nd_pair_item), MCXT_ALLOC_HUGE);
+	tmp = palloc_extended((size_t) n * sizeof(nd_pair_item), MCXT_ALLOC_HUGE);
+	/* the sign bit flipped: unsigned order of the keys is the ids' order */
+	n = 0;
+	for (uint32 i = 0; i < uf->n; i++)
+		if (uf->size[nd_uf_find(uf, i)] > 1)
+		{
+			byid[n].code = (uint64) uf->id[i] ^ ((uint64) 1 << 63);
+			byid[n].id = i;
+			n++;
+		}
+	nd_pair_items_sort(byid, n, tmp);
+	pfree(tmp);
+	CHECK_FOR_INTERRUPTS();
+
+	/* rows with one id are one node */
+	for (uint32 i = 1; i < n; i++)
+		if (byid[i].code == byid[i - 1].code)
+			nd_uf_union(uf, (uint32) byid[i].id, (uint32) byid[i - 1].id);
+
+	/* distinct ids per component, counted in the roots' size slots */
+	for (uint32 i = 0; i < n; i++)
+		uf->size[nd_uf_find(uf, (uint32) byid[i].id)] = 0;
+	for (uint32 i = 0; i < n; i++)
+		if (i == 0 || byid[i].code != byid[i - 1].code)
+			uf->size[nd_uf_find(uf, (uint32) byid[i].id)]++;
+
+	for (uint32 i = 0; i < n; i++)
+	{
+		uint32		root;
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (i > 0 && byid[i].code == byid[i - 1].code)
+			continue;
+		root = nd_uf_find(uf, (uint32) byid[i].id);
+		if (uf->size[root] < 2)
+			continue;
+		values[0] = Int64GetDatum(uf->id[byid[i].id]);
+		values[1] = Int64GetDatum(uf->min_id[root]);
+		tuplestore_putvalues(tupstore, tupdesc, values, nulls);
+	}
+	pfree(byid);
+}
+
+static void
+clusters_body(FunctionCallInfo fcinfo, const char *query, int k, bool auto_blocks,
+			  int blocks)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext cxt,
+				oldcxt;
+	ClustersRun cr;
+	NdAllPairsSpec spec = {0};
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (query == NULL)
+		return;
+
+	/* the sets, in a context of their own: freed at once at the end */
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_clusters",
+								ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(cxt);
+	nd_uf_init(&cr.uf, nd_uf_context_realloc, cxt);
+	cr.edges = 0;
+
+	spec.fname = "simhash_clusters";
+	spec.k = k;
+	spec.auto_blocks = auto_blocks;
+	spec.blocks = blocks;
+	spec.spanning = true;
+	spec.emit = clusters_edge;
+	spec.map_id = clusters_add_row;
+	spec.arg = &cr;
+	nd_allpairs_scan(fcinfo, query, &spec);
+
+	elog(DEBUG1, "simhash_clusters: %u rows, " UINT64_FORMAT " edges, %zu bytes of sets",
+		 cr.uf.n, cr.edges, MemoryContextMemAllocated(cxt, true));
+	clusters_output(&cr, rsinfo->setResult, rsinfo->setDesc);
+
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(cxt);
+}
+
+/* simhash_clusters(query text, max_distance int4 DEFAULT 3, blocks int4 DEFAULT NULL) */
+PG_FUNCTION_INFO_V1(simhash_clusters_query);
+Datum
+simhash_clusters_query(PG_FUNCTION_ARGS)
+{
+	nd_allpairs_query_form(fcinfo, clusters_body);
+	return (Datum) 0;
+}
+
+/*
+ * simhash_clusters(source regclass, id_column name, fingerprint_column name,
+ * max_distance int4 DEFAULT 3, blocks int4 DEFAULT NULL)
+ */
+PG_FUNCTION_INFO_V1(simhash_clusters_rel);
+Datum
+simhash_clusters_rel(PG_FUNCTION_ARGS)
+{
+	nd_allpairs_rel_form(fcinfo, clusters_body);
+	return (Datum) 0;
+}
+
+/* simhash_clusters(source text, id_column text, fingerprint_column text, ...) */
+PG_FUNCTION_INFO_V1(simhash_clusters_relname);
+Datum
+simhash_clusters_relname(PG_FUNCTION_ARGS)
+{
+	nd_allpairs_relname_form(fcinfo, clusters_body);
+	return (Datum) 0;
+}

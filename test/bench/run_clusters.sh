@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Clusters benchmark (issue "nightly dedup at crawl scale"): simhash_clusters
+# on a table with one huge group of identical codes and many small groups of
+# near-copies, against simhash_pairs on its random rows alone (the
+# baseline), each in a fresh backend, interleaved over ROUNDS rounds, at a
+# large work_mem (in memory) and at PostgreSQL's default 4MB (batched).
+# Reports the median time, temporary MB written and the backend's peak MB.
+#
+#   bash test/bench/run_clusters.sh                     # 1M + 20K copies + 1,000 x 20
+#   ROWS=10000000 GROUP=1000000 NGROUPS=100000 GSIZE=10 bash test/bench/run_clusters.sh
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../lib/pgenv.sh
+. "$ROOT/test/lib/pgenv.sh"
+
+nd_build
+nd_stage
+
+export ND_PG_OPTS=${ND_PG_OPTS:-"shared_buffers=1GB"}
+ROWS=${ROWS:-1000000}
+ROUNDS=${ROUNDS:-3}
+BIG_WORK_MEM=${BIG_WORK_MEM:-2GB}
+
+script=$(mktemp /tmp/nd-bench-clusters.XXXXXX.sql)
+trap 'rm -f "$script"; nd_cleanup' EXIT
+{
+	echo "\\ir $ROOT/test/bench/clusters.sql"
+	for r in $(seq 1 "$ROUNDS"); do
+		for wm in "$BIG_WORK_MEM" 4MB; do
+			for m in \
+				"simhash_pairs, random rows alone|SELECT count(*) FROM simhash_pairs('bc_random', 'id', 'sh', 3)" \
+				"simhash_clusters, random rows alone|SELECT count(*) FROM simhash_clusters('bc_random', 'id', 'sh', 3)" \
+				"simhash_clusters, with the groups|SELECT count(*) FROM simhash_clusters('bc_dup', 'id', 'sh', 3)"; do
+				echo "\\set what '${m%%|*}'"
+				echo "\\set q '$(printf '%s' "${m#*|}" | sed "s/'/''/g")'"
+				echo "\\set round $r"
+				echo "\\set wm $wm"
+				echo "\\ir $ROOT/test/bench/lib/measure.sql"
+			done
+		done
+	done
+	cat <<'SQL'
+\echo == medians over the rounds (seconds, temporary MB written, backend peak MB)
+SELECT what, percentile_disc(0.5) WITHIN GROUP (ORDER BY seconds) AS seconds,
+       max(result) AS rows_out, max(temp_mb) AS temp_mb, max(peak_mb) AS peak_mb
+FROM bench_result GROUP BY what ORDER BY what;
+\echo == ratios to simhash_pairs on the random rows alone, same work_mem
+WITH m AS (
+    SELECT what, percentile_disc(0.5) WITHIN GROUP (ORDER BY seconds) AS s, max(peak_mb) AS p
+    FROM bench_result GROUP BY what)
+SELECT c.what, round(c.s / nullif(b.s, 0), 2) AS time_ratio, round(c.p / nullif(b.p, 0), 2) AS peak_ratio
+FROM m c JOIN m b ON b.what = replace(replace(c.what, 'simhash_clusters, with the groups', 'simhash_pairs, random rows alone'),
+                                      'simhash_clusters, random rows alone', 'simhash_pairs, random rows alone')
+WHERE c.what LIKE 'simhash_clusters%' ORDER BY c.what;
+SQL
+} >"$script"
+chmod 644 "$script"
+
+nd_in_cluster psql -X -q -v ON_ERROR_STOP=1 -v rows="$ROWS" -v group="${GROUP:-20000}" \
+	-v ngroups="${NGROUPS:-1000}" -v gsize="${GSIZE:-20}" -f "$script" 2>&1 | grep -v '^Dropping cluster'
