@@ -129,6 +129,30 @@ SET statement_timeout = '100ms';
 SELECT count(*) FROM simhash_clusters('SELECT i, (i % 50000)::bigint::simhash64 FROM generate_series(1, 2000000) i', 8);
 RESET statement_timeout;
 
+-- Keep-one from clusters: a clusters query (id, cluster_id) is a pairs
+-- query (every member to its cluster's smallest id), so dedup_keep_one and
+-- dedup_representatives take it as they are: the same rows survive as
+-- with the pairs, on two copies of a table with near-copies and a group of
+-- 300 identical codes.
+CREATE TABLE dc_keep_a AS
+SELECT id, sh, md5(id::text) AS body FROM dc WHERE id < 2000 OR id BETWEEN 100000 AND 102000 OR id BETWEEN 300000 AND 300300;
+CREATE TABLE dc_keep_b AS SELECT * FROM dc_keep_a;
+SELECT (SELECT count(*) FROM dedup_representatives('dc_keep_a', 'id',
+            $$SELECT id_a, id_b FROM simhash_pairs('dc_keep_a', 'id', 'sh', 3)$$, 'body')) AS by_pairs,
+       (SELECT count(*) FROM (
+            SELECT * FROM dedup_representatives('dc_keep_a', 'id',
+                $$SELECT id_a, id_b FROM simhash_pairs('dc_keep_a', 'id', 'sh', 3)$$, 'body')
+            EXCEPT ALL
+            SELECT * FROM dedup_representatives('dc_keep_b', 'id',
+                $$SELECT id, cluster_id FROM simhash_clusters('dc_keep_b', 'id', 'sh', 3)$$, 'body')) x) AS differ;
+SELECT dedup_keep_one('dc_keep_a', 'id', $$SELECT id_a, id_b FROM simhash_pairs('dc_keep_a', 'id', 'sh', 3)$$, 'body') AS deleted_by_pairs,
+       dedup_keep_one('dc_keep_b', 'id', $$SELECT id, cluster_id FROM simhash_clusters('dc_keep_b', 'id', 'sh', 3)$$, 'body') AS deleted_by_clusters;
+SELECT (SELECT count(*) FROM dc_keep_a) AS left_a,
+       (SELECT count(*) FROM (SELECT id FROM dc_keep_a EXCEPT SELECT id FROM dc_keep_b) x) AS only_a,
+       (SELECT count(*) FROM (SELECT id FROM dc_keep_b EXCEPT SELECT id FROM dc_keep_a) x) AS only_b,
+       (SELECT count(*) FROM simhash_clusters('dc_keep_b', 'id', 'sh', 3)) AS clustered_after;
+DROP TABLE dc_keep_a, dc_keep_b;
+
 -- Errors, with their SQLSTATEs.
 CREATE FUNCTION dc_try(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
