@@ -419,6 +419,15 @@ void
 nd_lsh_params(double threshold, int k, double fp_weight, double fn_weight,
 			  int *bands, int *rows)
 {
+	nd_lsh_params_tick(threshold, k, fp_weight, fn_weight, bands, rows, NULL, NULL);
+}
+
+void
+nd_lsh_params_tick(double threshold, int k, double fp_weight, double fn_weight,
+				   int *bands, int *rows, void (*tick) (void *arg), void *arg)
+{
+	unsigned	candidates = 0;
+
 	double		s_fp[SIMPSON_N + 1],
 				w_fp[SIMPSON_N + 1],
 				s_fn[SIMPSON_N + 1],
@@ -455,6 +464,8 @@ nd_lsh_params(double threshold, int k, double fp_weight, double fn_weight,
 						fn = 0.0,
 						err;
 
+			if (tick && (++candidates & 255) == 0)
+				tick(arg);
 			for (int i = 0; i <= SIMPSON_N; i++)
 			{
 				fp -= w_fp[i] * expm1(b * l_fp[i]);

@@ -132,4 +132,13 @@ extern double nd_bbit_estimate(int matches, int k, int bits);
 extern void nd_lsh_params(double threshold, int k, double fp_weight,
 						  double fn_weight, int *bands, int *rows);
 
+/*
+ * The same, calling tick(arg) every so often (every 256 (bands, rows)
+ * candidates): at k = 8192 the search takes about a tenth of a second,
+ * which a server must be able to cancel.  tick may not return (longjmp).
+ */
+extern void nd_lsh_params_tick(double threshold, int k, double fp_weight,
+							   double fn_weight, int *bands, int *rows,
+							   void (*tick) (void *arg), void *arg);
+
 #endif							/* ND_MINHASH_H */

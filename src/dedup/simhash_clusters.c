@@ -63,6 +63,16 @@ clusters_edge(void *arg, int64 a, int64 b, int dist)
 }
 
 /*
+ * A row no edge reached: its own root, in a set of one.  Read in index
+ * order, unlike a find, which jumps to the root: most rows are alone.
+ */
+static inline bool
+alone(const nd_unionfind *uf, uint32 i)
+{
+	return uf->parent[i] == i && uf->size[i] == 1;
+}
+
+/*
  * Merges rows that share an id and writes one (id, cluster_id) per id whose
  * component has at least two distinct ids, in id order.  Rows alone in
  * their component (most rows, usually) are left out first: a row with no
@@ -78,7 +88,7 @@ clusters_output(ClustersRun *cr, Tuplestorestate *tupstore, TupleDesc tupdesc)
 	nd_pair_item *tmp;
 
 	for (uint32 i = 0; i < uf->n; i++)
-		if (uf->size[nd_uf_find(uf, i)] > 1)
+		if (!alone(uf, i))
 			n++;
 	if (n == 0)
 		return;
@@ -87,7 +97,7 @@ clusters_output(ClustersRun *cr, Tuplestorestate *tupstore, TupleDesc tupdesc)
 	/* the sign bit flipped: unsigned order of the keys is the ids' order */
 	n = 0;
 	for (uint32 i = 0; i < uf->n; i++)
-		if (uf->size[nd_uf_find(uf, i)] > 1)
+		if (!alone(uf, i))
 		{
 			byid[n].code = (uint64) uf->id[i] ^ ((uint64) 1 << 63);
 			byid[n].id = i;
