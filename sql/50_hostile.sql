@@ -204,6 +204,7 @@ SELECT hamming_ball('0000000000000000', -2147483648), hamming_ball('000000000000
 
 -- The fingerprints of feature strings and lexemes do not depend on the
 -- database encoding: computed here (UTF8), then in a LATIN1 database
+SELECT simhash(convert_from('\x6ac2b56d20c2bc20c3a9'::bytea, 'UTF8')) AS fold \gset
 SELECT convert_from('\xc3a974c3a9'::bytea, 'UTF8') AS ete \gset
 SELECT simhash(ARRAY[:'ete', 'x']) AS arr, simhash(ARRAY[:'ete'], '{2}'::real[]) AS warr,
        minhash(ARRAY[:'ete', 'x'], 4) AS mh,
@@ -227,8 +228,14 @@ SELECT simhash(ARRAY[:'ete', 'x'])::text = :'arr' AS arr,
 SELECT t::bytea, octet_length(t), length(t)
 FROM unnest(text_tokens(convert_from('\xc3bec3a620c3a92061'::bytea, 'UTF8'))) t;
 SELECT t::bytea FROM unnest(text_shingles(convert_from('\xc3bec3a620c3a92061'::bytea, 'UTF8'), 2)) t;
--- a folded token the encoding cannot hold (micro sign folds to Greek mu)
+-- folded tokens the encoding cannot hold (the micro sign folds to Greek
+-- mu, NFKC makes U+2044 of the one-quarter sign): such a character is
+-- written as a \u escape, not an error, and the fingerprint is the UTF8
+-- database's
 SELECT text_tokens(convert_from('\xc2b5'::bytea, 'UTF8'));
+SELECT text_tokens(convert_from('\x6ac2b56d20c2bc20c3a9'::bytea, 'UTF8'));
+SELECT text_shingles(convert_from('\x6ac2b56d20c2bc20c3a9'::bytea, 'UTF8'), 2);
+SELECT simhash(convert_from('\x6ac2b56d20c2bc20c3a9'::bytea, 'UTF8'))::text = :'fold' AS same_fold_simhash;
 \c :regressdb
 DROP DATABASE regression_neardup_latin1;
 

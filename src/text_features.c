@@ -9,6 +9,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
@@ -137,7 +138,46 @@ typedef struct TokenList
 	int			n;
 	int			cap;
 	bool		to_server;		/* convert tokens from UTF-8 to the db's encoding */
+	Oid			conv_proc;		/* UTF-8 to the db's encoding, if to_server */
 } TokenList;
+
+/*
+ * Appends a UTF-8 string converted to the database encoding.  A character
+ * the encoding cannot hold (LATIN1 has the micro sign but not the Greek mu
+ * it folds to) is written as a \uXXXX (\UXXXXXXXX above U+FFFF) escape, as
+ * in E'' strings, instead of failing: the tokens are only shown, and the
+ * fingerprints hash the UTF-8 text whatever the encoding.
+ */
+static void
+append_in_server_encoding(StringInfo out, Oid proc, const char *utf8, int len)
+{
+	int			enc = GetDatabaseEncoding();
+
+	while (len > 0)
+	{
+		int			room = len * MAX_CONVERSION_GROWTH + 1;
+		int			done;
+
+		enlargeStringInfo(out, room);
+		done = pg_do_encoding_conversion_buf(proc, PG_UTF8, enc,
+											 (unsigned char *) utf8, len,
+											 (unsigned char *) out->data + out->len,
+											 room, true);
+		out->len += strlen(out->data + out->len);
+		utf8 += done;
+		len -= done;
+		if (len > 0)
+		{
+			/* valid UTF-8 (the tokenizer wrote it): one character */
+			int			clen = Min(pg_utf_mblen((const unsigned char *) utf8), len);
+			pg_wchar	c = utf8_to_unicode((const unsigned char *) utf8);
+
+			appendStringInfo(out, c > 0xFFFF ? "\\U%08X" : "\\u%04X", (unsigned) c);
+			utf8 += clen;
+			len -= clen;
+		}
+	}
+}
 
 static void
 collect_token(void *arg, const uint8_t *bytes, size_t len, bool last)
@@ -152,15 +192,13 @@ collect_token(void *arg, const uint8_t *bytes, size_t len, bool last)
 		 * another database encoding must be in that encoding.
 		 */
 		int			start = tl->n == 0 ? 0 : (int) tl->ends[tl->n - 1];
-		char	   *utf8 = tl->bytes.data + start;
-		char	   *conv = pg_any_to_server(utf8, tl->bytes.len - start, PG_UTF8);
+		int			len = tl->bytes.len - start;
+		char	   *utf8 = pnstrdup(tl->bytes.data + start, len);
 
-		if (conv != utf8)
-		{
-			tl->bytes.len = start;
-			appendStringInfoString(&tl->bytes, conv);
-			pfree(conv);
-		}
+		tl->bytes.len = start;
+		tl->bytes.data[start] = '\0';
+		append_in_server_encoding(&tl->bytes, tl->conv_proc, utf8, len);
+		pfree(utf8);
 	}
 	if (last)
 	{
@@ -192,6 +230,16 @@ tokens_of(text *doc, nd_unit unit, TokenList *tl)
 	tl->cap = 64;
 	tl->ends = palloc(tl->cap * sizeof(uint32));
 	tl->to_server = encoding_converts();
+	if (tl->to_server)
+	{
+		tl->conv_proc = FindDefaultConversionProc(PG_UTF8, GetDatabaseEncoding());
+		if (!OidIsValid(tl->conv_proc))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("default conversion function for encoding \"%s\" to \"%s\" does not exist",
+							pg_enc2name_tbl[PG_UTF8].name,
+							GetDatabaseEncodingName())));
+	}
 	nd_text_features(doc, &p, ignore_features, NULL, collect_token, tl);
 }
 
