@@ -1,8 +1,8 @@
 --
--- Hardening from the 0.2 audit (each item of doc/security.md's list):
--- jaccard() in memory bounded by work_mem (its shingle sets spill to a
--- tuplesort), with the same values as an independent SQL computation at
--- any work_mem; minhash_lsh_params at its largest num_perm.
+-- Hardening from the 0.2 audit: jaccard() in memory bounded by work_mem
+-- (its shingle sets spill to a tuplesort), with the same values as an
+-- independent SQL computation at any work_mem; minhash_lsh_params at its
+-- largest num_perm; weighted SimHash independent of the features' order.
 --
 
 -- Two long texts with ~120,000 distinct shingles each, two thirds shared,
@@ -43,3 +43,39 @@ SELECT jaccard(ARRAY[1, 2]::bigint[], ARRAY[[1, 2]]::bigint[]);
 SELECT * FROM minhash_lsh_params(0.5, 8192);
 
 DROP TABLE hj, hj_ref;
+
+-- Weighted SimHash is exact, so the order of the features does not matter:
+-- 1e20 and -1e20 on the same feature cancel whatever comes between them
+-- (0.1 summed in floating point and lost the 1 in some orders).
+SELECT simhash(ARRAY['x', 'y', 'x'], ARRAY[1e20, 1, -1e20]::real[]) AS xyx,
+       simhash(ARRAY['x', 'x', 'y'], ARRAY[1e20, -1e20, 1]::real[]) AS xxy,
+       simhash(ARRAY['y', 'x', 'x'], ARRAY[1, -1e20, 1e20]::real[]) AS yxx,
+       simhash(ARRAY['y']) AS y_alone;
+SELECT simhash(ARRAY[7, 9, 7]::bigint[], ARRAY[3e38, 1e-45, -3e38]::real[])
+       = simhash(ARRAY[9]::bigint[]) AS extremes_cancel;
+-- simhash_agg in any row order, and in parallel, is simhash() of the arrays.
+CREATE TABLE hw (doc int, f text, w real);
+INSERT INTO hw
+SELECT d, 'f' || (i % 50), CASE i % 7 WHEN 0 THEN 1e30 WHEN 1 THEN -1e30 ELSE (i % 13) / 4.0 - 1 END
+FROM generate_series(1, 40) d, generate_series(1, 200 + d) i;
+SELECT count(DISTINCT fp) AS docs_distinct,
+       bool_and(fp = fp_rev AND fp = fp_arr) AS order_independent
+FROM (SELECT doc,
+             simhash_agg(f, w ORDER BY f, w) AS fp,
+             simhash_agg(f, w ORDER BY f DESC, w DESC) AS fp_rev,
+             simhash(array_agg(f ORDER BY w), array_agg(w ORDER BY w)) AS fp_arr
+      FROM hw GROUP BY doc) s;
+CREATE TABLE hw_serial AS SELECT doc, simhash_agg(f, w) AS fp FROM hw GROUP BY doc;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+ALTER TABLE hw SET (parallel_workers = 2);
+SELECT count(*) AS docs, count(*) FILTER (WHERE p.fp = s.fp) AS same_as_serial
+FROM (SELECT doc, simhash_agg(f, w) AS fp FROM hw GROUP BY doc) p JOIN hw_serial s USING (doc);
+EXPLAIN (COSTS OFF) SELECT doc, simhash_agg(f, w) FROM hw GROUP BY doc;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+DROP TABLE hw, hw_serial;

@@ -17,6 +17,7 @@
 #include "libpq/pqformat.h"
 #include "utils/builtins.h"
 
+#include "context_realloc.h"
 #include "nd_features.h"
 #include "nd_simhash.h"
 #include "simhash64.h"
@@ -33,7 +34,7 @@ agg_state(FunctionCallInfo fcinfo)
 	if (!PG_ARGISNULL(0))
 		return (nd_wsimhash_acc *) PG_GETARG_POINTER(0);
 	acc = MemoryContextAlloc(aggcxt, sizeof(nd_wsimhash_acc));
-	nd_wsimhash_init(acc);
+	nd_wsimhash_init(acc, nd_context_realloc, aggcxt);
 	return acc;
 }
 
@@ -44,7 +45,7 @@ add_feature(nd_wsimhash_acc *acc, text *feature, float4 w)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("feature weights must be finite")));
-	nd_wsimhash_add(acc, nd_hash_text(feature, 0), (double) w);
+	nd_wsimhash_add(acc, nd_hash_text(feature, 0), w);
 }
 
 /* transition (internal, text, real) */
@@ -97,7 +98,7 @@ nd_simhash_agg_combine(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 	{
 		into = MemoryContextAlloc(aggcxt, sizeof(nd_wsimhash_acc));
-		nd_wsimhash_init(into);
+		nd_wsimhash_init(into, nd_context_realloc, aggcxt);
 	}
 	else
 		into = (nd_wsimhash_acc *) PG_GETARG_POINTER(0);
@@ -105,7 +106,10 @@ nd_simhash_agg_combine(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(into);
 }
 
-/* The state travels between parallel workers as 64 votes and a count. */
+/*
+ * The state travels between parallel workers as its count and its rows:
+ * per exponent slot, the 64 exact vote sums and the additions count.
+ */
 PG_FUNCTION_INFO_V1(nd_simhash_agg_serialize);
 Datum
 nd_simhash_agg_serialize(PG_FUNCTION_ARGS)
@@ -114,9 +118,15 @@ nd_simhash_agg_serialize(PG_FUNCTION_ARGS)
 	StringInfoData buf;
 
 	pq_begintypsend(&buf);
-	for (int i = 0; i < 64; i++)
-		pq_sendfloat8(&buf, acc->votes[i]);
 	pq_sendint64(&buf, (int64) acc->n);
+	pq_sendint32(&buf, acc->nrows);
+	for (int r = 0; r < acc->nrows; r++)
+	{
+		pq_sendint32(&buf, nd_wsimhash_row_slot(acc, r));
+		pq_sendint64(&buf, (int64) acc->row_adds[r]);
+		for (int i = 0; i < 64; i++)
+			pq_sendint64(&buf, acc->rows[r][i]);
+	}
 	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
 
@@ -127,14 +137,26 @@ nd_simhash_agg_deserialize(PG_FUNCTION_ARGS)
 	bytea	   *b = PG_GETARG_BYTEA_PP(0);
 	nd_wsimhash_acc *acc = palloc(sizeof(nd_wsimhash_acc));
 	StringInfoData buf;
+	int			nrows;
 
 	buf.data = VARDATA_ANY(b);
 	buf.len = VARSIZE_ANY_EXHDR(b);
 	buf.maxlen = buf.len;
 	buf.cursor = 0;
-	for (int i = 0; i < 64; i++)
-		acc->votes[i] = pq_getmsgfloat8(&buf);
+	nd_wsimhash_init(acc, nd_context_realloc, CurrentMemoryContext);
 	acc->n = (uint64) pq_getmsgint64(&buf);
+	nrows = pq_getmsgint(&buf, 4);
+	for (int r = 0; r < nrows; r++)
+	{
+		int			slot = pq_getmsgint(&buf, 4);
+		uint64		adds = (uint64) pq_getmsgint64(&buf);
+		int64		sums[64];
+
+		for (int i = 0; i < 64; i++)
+			sums[i] = pq_getmsgint64(&buf);
+		if (!nd_wsimhash_load_row(acc, slot, sums, adds))
+			elog(ERROR, "invalid simhash_agg state");
+	}
 	pq_getmsgend(&buf);
 	PG_RETURN_POINTER(acc);
 }

@@ -19,6 +19,7 @@
 #include "utils/float.h"
 #include "utils/lsyscache.h"
 
+#include "context_realloc.h"
 #include "nd_features.h"
 #include "nd_simhash.h"
 #include "simhash64.h"
@@ -43,20 +44,20 @@ deconstruct_features(ArrayType *arr, const char *what, Oid elemtype,
 	deconstruct_array(arr, elemtype, typlen, typbyval, typalign, values, nulls, n);
 }
 
-static float8
+static float4
 weight_at(Datum *weights, bool *wnulls, int i)
 {
 	float4		w;
 
 	if (wnulls[i])
-		return 0.0;
+		return 0.0f;
 	w = DatumGetFloat4(weights[i]);
 	if (isnan(w) || isinf(w))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("feature weights must be finite"),
 				 errdetail("Weight %d is %s.", i + 1, isnan(w) ? "NaN" : "infinite")));
-	return (float8) w;
+	return w;
 }
 
 static void
@@ -132,10 +133,10 @@ simhash_of_weighted_array(FunctionCallInfo fcinfo, Oid elemtype, uint64 seed)
 	deconstruct_features(warr, "weight", FLOAT4OID, &weights, &wnulls, &nw);
 	check_same_length(n, nw);
 
-	nd_wsimhash_init(&acc);
+	nd_wsimhash_init(&acc, nd_context_realloc, CurrentMemoryContext);
 	for (int i = 0; i < n; i++)
 	{
-		float8		w = weight_at(weights, wnulls, i);
+		float4		w = weight_at(weights, wnulls, i);
 
 		if (!nulls[i])
 			nd_wsimhash_add(&acc, feature_hash(elemtype, values[i], seed), w);

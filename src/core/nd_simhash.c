@@ -148,38 +148,200 @@ nd_simhash_result(nd_simhash_acc *acc, uint64_t *fingerprint)
 	return acc->n > 0;
 }
 
+/*
+ * A row may take 2^37 additions of |M| < 2^24 before its sums could leave
+ * +-2^61; then it is normalized: each sum v = 2q + r keeps r (0 or 1) and
+ * carries q to the row one exponent up, which is exact.
+ */
+#define ROW_MAX_ADDS ((uint64_t) 1 << 37)
+
 void
-nd_wsimhash_init(nd_wsimhash_acc *acc)
+nd_wsimhash_init(nd_wsimhash_acc *acc, nd_wsimhash_realloc_fn realloc_fn, void *arg)
 {
 	memset(acc, 0, sizeof(*acc));
+	acc->realloc_fn = realloc_fn;
+	acc->arg = arg;
 }
 
 void
-nd_wsimhash_add(nd_wsimhash_acc *acc, uint64_t feature, double weight)
+nd_wsimhash_free(nd_wsimhash_acc *acc)
 {
-	if (weight == 0.0)
-		return;
-	for (int i = 0; i < 64; i++)
-		acc->votes[i] += ((feature >> i) & 1) ? weight : -weight;
-	acc->n++;
+	if (acc->rows)
+		acc->realloc_fn(acc->rows, 0, acc->arg);
+	if (acc->row_adds)
+		acc->realloc_fn(acc->row_adds, 0, acc->arg);
+	nd_wsimhash_init(acc, acc->realloc_fn, acc->arg);
 }
 
-void
+/* The row of an exponent slot, created (zeroed) if new; -1 if out of memory. */
+static int
+row_for(nd_wsimhash_acc *acc, int slot)
+{
+	int			r;
+
+	if (acc->row_of[slot])
+		return acc->row_of[slot] - 1;
+	if (acc->nrows == acc->cap)
+	{
+		int			cap = acc->cap ? acc->cap * 2 : 4;
+		void	   *p;
+
+		if (cap > ND_WSIMHASH_SLOTS)
+			cap = ND_WSIMHASH_SLOTS;
+		if ((p = acc->realloc_fn(acc->rows, (size_t) cap * sizeof(*acc->rows), acc->arg)) == NULL)
+			return -1;
+		acc->rows = p;
+		if ((p = acc->realloc_fn(acc->row_adds, (size_t) cap * sizeof(uint64_t), acc->arg)) == NULL)
+			return -1;
+		acc->row_adds = p;
+		acc->cap = cap;
+	}
+	r = acc->nrows++;
+	memset(acc->rows[r], 0, sizeof(acc->rows[r]));
+	acc->row_adds[r] = 0;
+	acc->row_of[slot] = (uint16_t) (r + 1);
+	return r;
+}
+
+/* Carries row `slot` into the next one (see ROW_MAX_ADDS). */
+static bool
+normalize_row(nd_wsimhash_acc *acc, int slot)
+{
+	int			r = acc->row_of[slot] - 1;
+	int			up;
+
+	if (slot + 1 >= ND_WSIMHASH_SLOTS)
+		return false;			/* unreachable: 2^64 features */
+	if ((up = row_for(acc, slot + 1)) < 0)
+		return false;
+	for (int b = 0; b < 64; b++)
+	{
+		int64_t		v = acc->rows[r][b];
+		int64_t		q = v >> 1;	/* floor */
+
+		acc->rows[r][b] = v - 2 * q;
+		acc->rows[up][b] += q;
+	}
+	acc->row_adds[up] += acc->row_adds[r] / 2 + 1;
+	acc->row_adds[r] = 1;
+	return true;
+}
+
+bool
+nd_wsimhash_add(nd_wsimhash_acc *acc, uint64_t feature, float weight)
+{
+	uint32_t	bits;
+	uint32_t	e;
+	int64_t		m;
+	int			slot,
+				r;
+
+	if (weight == 0.0f)
+		return true;
+	memcpy(&bits, &weight, sizeof(bits));
+	e = (bits >> 23) & 0xFF;
+	m = bits & 0x7FFFFF;
+	if (e != 0)
+		m |= 0x800000;			/* normal: the implicit bit */
+	else
+		e = 1;					/* subnormal: the smallest exponent */
+	if (bits >> 31)
+		m = -m;
+	slot = (int) e - 1;			/* slot 0 is 2^-149 */
+	if ((r = row_for(acc, slot)) < 0)
+		return false;
+	if (acc->row_adds[r] >= ROW_MAX_ADDS)
+	{
+		if (!normalize_row(acc, slot))
+			return false;
+		r = acc->row_of[slot] - 1;
+	}
+	for (int i = 0; i < 64; i++)
+		acc->rows[r][i] += ((feature >> i) & 1) ? m : -m;
+	acc->row_adds[r]++;
+	acc->n++;
+	return true;
+}
+
+bool
+nd_wsimhash_load_row(nd_wsimhash_acc *acc, int slot, const int64_t sums[64], uint64_t adds)
+{
+	int			r;
+
+	if (slot < 0 || slot >= ND_WSIMHASH_SLOTS || (r = row_for(acc, slot)) < 0)
+		return false;
+	if (acc->row_adds[r] + adds >= ROW_MAX_ADDS)
+	{
+		if (!normalize_row(acc, slot))
+			return false;
+		r = acc->row_of[slot] - 1;
+		if (adds >= ROW_MAX_ADDS)
+			return false;		/* not a row this code wrote */
+	}
+	for (int i = 0; i < 64; i++)
+		acc->rows[r][i] += sums[i];
+	acc->row_adds[r] += adds;
+	return true;
+}
+
+int
+nd_wsimhash_row_slot(const nd_wsimhash_acc *acc, int row)
+{
+	for (int s = 0; s < ND_WSIMHASH_SLOTS; s++)
+		if (acc->row_of[s] == row + 1)
+			return s;
+	return -1;
+}
+
+bool
 nd_wsimhash_merge(nd_wsimhash_acc *into, const nd_wsimhash_acc *from)
 {
-	for (int i = 0; i < 64; i++)
-		into->votes[i] += from->votes[i];
+	for (int s = 0; s < ND_WSIMHASH_SLOTS; s++)
+	{
+		int			r = from->row_of[s] - 1;
+
+		if (r >= 0 && !nd_wsimhash_load_row(into, s, from->rows[r], from->row_adds[r]))
+			return false;
+	}
 	into->n += from->n;
+	return true;
 }
 
+/*
+ * Bit b is 1 when its exact vote V = sum over slots s of rows[s][b] * 2^s
+ * (in units of 2^-149) is positive.  Walking the slots upwards with a
+ * carry, t = row + carry, r = t mod 2, carry = floor(t / 2), leaves V =
+ * carry * 2^S + R with 0 <= R < 2^S, R the sum of the r's: V > 0 iff carry
+ * > 0, or carry = 0 and some r is 1.
+ */
 bool
 nd_wsimhash_result(const nd_wsimhash_acc *acc, uint64_t *fingerprint)
 {
 	uint64_t	fp = 0;
+	int			lo = ND_WSIMHASH_SLOTS,
+				hi = -1;
 
-	for (int i = 0; i < 64; i++)
-		if (acc->votes[i] > 0)
-			fp |= (uint64_t) 1 << i;
+	for (int s = 0; s < ND_WSIMHASH_SLOTS; s++)
+		if (acc->row_of[s])
+		{
+			lo = s < lo ? s : lo;
+			hi = s;
+		}
+	for (int b = 0; b < 64 && hi >= 0; b++)
+	{
+		int64_t		carry = 0;
+		bool		low_bits = false;
+
+		for (int s = lo; s <= hi; s++)
+		{
+			int64_t		t = carry + (acc->row_of[s] ? acc->rows[acc->row_of[s] - 1][b] : 0);
+
+			low_bits |= (t & 1) != 0;
+			carry = t >> 1;
+		}
+		if (carry > 0 || (carry == 0 && low_bits))
+			fp |= (uint64_t) 1 << b;
+	}
 	*fingerprint = fp;
 	return acc->n > 0;
 }

@@ -48,18 +48,52 @@ extern void nd_simhash_sink(void *acc, const uint64_t *features, size_t n);
 extern bool nd_simhash_result(nd_simhash_acc *acc, uint64_t *fingerprint);
 
 /*
- * Real weights.  Features of zero weight do not count; a fingerprint needs at
- * least one feature of non-zero weight.
+ * Real weights, summed exactly, so that the fingerprint does not depend on
+ * the order of the features (a float sum does: with weights 1e20, 1, -1e20
+ * the 1 is lost or kept depending on where it comes; simhash_agg sees rows
+ * in any order).  Weights are float4: w = M * 2^E with M an integer below
+ * 2^24 and E in -149 .. 104.  Each bit's vote is kept as one int64 sum of
+ * +-M per exponent ("row"), rows allocated as exponents occur (512 bytes
+ * each; ordinary weights use a handful), and the sign of the exact total is
+ * found by a carry walk over the exponents.  Where a float sum happens to be
+ * exact (weights within some 2^29 of each other and not too many), the
+ * result is the same as summing in double precision.
+ *
+ * Features of zero weight do not count; a fingerprint needs at least one
+ * feature of non-zero weight.  Weights must be finite (the caller checks).
  */
+#define ND_WSIMHASH_SLOTS 320	/* exponents -149 .. 170: 104 and carries above */
+
+/* realloc(ptr, size), as for nd_unionfind; NULL ptr: a first allocation */
+typedef void *(*nd_wsimhash_realloc_fn) (void *ptr, size_t size, void *arg);
+
 typedef struct nd_wsimhash_acc
 {
-	double		votes[64];
+	int64_t		(*rows)[64];	/* rows[r][bit]: sum of +-M */
+	uint64_t   *row_adds;		/* additions to row r since it was normalized */
+	uint16_t	row_of[ND_WSIMHASH_SLOTS];	/* 0: none; else row index + 1 */
+	int			nrows;
+	int			cap;
 	uint64_t	n;				/* features of non-zero weight */
+	nd_wsimhash_realloc_fn realloc_fn;
+	void	   *arg;
 } nd_wsimhash_acc;
 
-extern void nd_wsimhash_init(nd_wsimhash_acc *acc);
-extern void nd_wsimhash_add(nd_wsimhash_acc *acc, uint64_t feature, double weight);
-extern void nd_wsimhash_merge(nd_wsimhash_acc *into, const nd_wsimhash_acc *from);
+extern void nd_wsimhash_init(nd_wsimhash_acc *acc, nd_wsimhash_realloc_fn realloc_fn,
+							 void *arg);
+/* false if an allocation failed (realloc_fn returned NULL) */
+extern bool nd_wsimhash_add(nd_wsimhash_acc *acc, uint64_t feature, float weight);
+extern bool nd_wsimhash_merge(nd_wsimhash_acc *into, const nd_wsimhash_acc *from);
 extern bool nd_wsimhash_result(const nd_wsimhash_acc *acc, uint64_t *fingerprint);
+extern void nd_wsimhash_free(nd_wsimhash_acc *acc);
+
+/*
+ * The rows as a flat sequence, for serialization: row i has exponent slot
+ * nd_wsimhash_row_slot(acc, i), its 64 sums and its addition count;
+ * nd_wsimhash_load_row() adds such a row back.
+ */
+extern int	nd_wsimhash_row_slot(const nd_wsimhash_acc *acc, int row);
+extern bool nd_wsimhash_load_row(nd_wsimhash_acc *acc, int slot, const int64_t sums[64],
+								 uint64_t adds);
 
 #endif							/* ND_SIMHASH_H */

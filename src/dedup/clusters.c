@@ -28,7 +28,7 @@
 #include "nd_mix.h"
 #include "nd_unionfind.h"
 #include "query_rows.h"
-#include "uf_context.h"
+#include "context_realloc.h"
 
 /* Pairs fetched from the cursor at a time. */
 
@@ -145,7 +145,7 @@ nd_dedup_clusters(PG_FUNCTION_ARGS)
 	/* the sets, in a context of their own: freed at once at the end */
 	ctx = AllocSetContextCreate(CurrentMemoryContext, "dedup_clusters",
 								ALLOCSET_DEFAULT_SIZES);
-	nd_uf_init(&uf, nd_uf_context_realloc, ctx);
+	nd_uf_init(&uf, nd_context_realloc, ctx);
 	map = idmap_create(ctx, 1024, NULL);
 
 	in.uf = &uf;

@@ -31,7 +31,7 @@
 #include "allpairs_scan.h"
 #include "nd_allpairs.h"
 #include "nd_unionfind.h"
-#include "uf_context.h"
+#include "context_realloc.h"
 
 typedef struct ClustersRun
 {
@@ -157,7 +157,7 @@ clusters_body(FunctionCallInfo fcinfo, const char *query, int k, bool auto_block
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_clusters",
 								ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(cxt);
-	nd_uf_init(&cr.uf, nd_uf_context_realloc, cxt);
+	nd_uf_init(&cr.uf, nd_context_realloc, cxt);
 	cr.edges = 0;
 
 	spec.fname = "simhash_clusters";

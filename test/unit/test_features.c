@@ -411,6 +411,231 @@ naive_simhash(const uint64_t *f, size_t n)
 	return fp;
 }
 
+static void *
+test_realloc(void *ptr, size_t size, void *arg)
+{
+	(void) arg;
+	if (size == 0)
+	{
+		free(ptr);
+		return NULL;
+	}
+	return realloc(ptr, size);
+}
+
+/*
+ * An independent exact reference for weighted votes: each bit's vote as a
+ * 384-bit two's-complement integer in units of 2^-149 (float4's smallest
+ * step), to which every weight M * 2^E is added shifted.
+ */
+#define BIG_WORDS 6
+typedef struct big
+{
+	uint64_t	w[BIG_WORDS];
+} big;
+
+static void
+big_add_weight(big *x, float weight, int negate)
+{
+	uint32_t	bits,
+				e;
+	uint64_t	m,
+				add[BIG_WORDS] = {0};
+	int			shift,
+				neg;
+	unsigned	carry = 0;
+
+	memcpy(&bits, &weight, sizeof(bits));
+	e = (bits >> 23) & 0xFF;
+	m = bits & 0x7FFFFF;
+	if (e != 0)
+		m |= 0x800000;
+	else
+		e = 1;
+	shift = (int) e - 1;
+	neg = (int) (bits >> 31) ^ negate;
+	add[shift / 64] = m << (shift % 64);
+	if (shift % 64 > 40)
+		add[shift / 64 + 1] = m >> (64 - shift % 64);
+	if (neg)
+	{
+		/* two's complement of add */
+		for (int i = 0; i < BIG_WORDS; i++)
+			add[i] = ~add[i];
+		for (int i = 0; i < BIG_WORDS && ++add[i] == 0; i++)
+			;
+	}
+	for (int i = 0; i < BIG_WORDS; i++)
+	{
+		uint64_t	s = x->w[i] + add[i];
+		unsigned	c = s < x->w[i];
+
+		s += carry;
+		c |= s < (uint64_t) carry;
+		x->w[i] = s;
+		carry = c;
+	}
+}
+
+static int
+big_positive(const big *x)
+{
+	int			nonzero = 0;
+
+	if (x->w[BIG_WORDS - 1] >> 63)
+		return 0;
+	for (int i = 0; i < BIG_WORDS; i++)
+		nonzero |= x->w[i] != 0;
+	return nonzero;
+}
+
+static uint64_t
+exact_wsimhash(const uint64_t *f, const float *wt, size_t n)
+{
+	big			v[64];
+	uint64_t	fp = 0;
+
+	memset(v, 0, sizeof(v));
+	for (size_t i = 0; i < n; i++)
+		for (int b = 0; b < 64; b++)
+			big_add_weight(&v[b], wt[i], !((f[i] >> b) & 1));
+	for (int b = 0; b < 64; b++)
+		if (big_positive(&v[b]))
+			fp |= (uint64_t) 1 << b;
+	return fp;
+}
+
+/* 0.1's summation, in double precision, in the given order */
+static uint64_t
+double_wsimhash(const uint64_t *f, const float *wt, size_t n)
+{
+	double		v[64] = {0};
+	uint64_t	fp = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (int b = 0; b < 64; b++)
+			v[b] += ((f[i] >> b) & 1) ? (double) wt[i] : -(double) wt[i];
+	for (int b = 0; b < 64; b++)
+		if (v[b] > 0)
+			fp |= (uint64_t) 1 << b;
+	return fp;
+}
+
+static uint64_t
+acc_wsimhash(const uint64_t *f, const float *wt, const size_t *order, size_t n, size_t split)
+{
+	nd_wsimhash_acc a,
+				b;
+	uint64_t	fp;
+
+	/* the features in the given order, split across two merged states */
+	nd_wsimhash_init(&a, test_realloc, NULL);
+	nd_wsimhash_init(&b, test_realloc, NULL);
+	for (size_t i = 0; i < n; i++)
+		nd_wsimhash_add(i < split ? &a : &b, f[order[i]], wt[order[i]]);
+	nd_wsimhash_merge(&b, &a);
+	nd_wsimhash_result(&b, &fp);
+	nd_wsimhash_free(&a);
+	nd_wsimhash_free(&b);
+	return fp;
+}
+
+static void
+test_wsimhash_exact(const uint64_t *f)
+{
+	static float wt[400];
+	static size_t order[400];
+	uint64_t	st = 99;
+	int			exact = 1,
+				same_order = 1,
+				compat = 1,
+				cancel_seen = 0;
+
+	/*
+	 * Weights over float4's whole range, both signs, subnormals too, and
+	 * exact cancellations (w and -w): every shuffle and split gives the
+	 * exact reference's fingerprint.
+	 */
+	for (int round = 0; round < 40; round++)
+	{
+		size_t		n = 5 + rnd(&st) % 395;
+		uint64_t	want;
+
+		for (size_t i = 0; i < n; i++)
+		{
+			uint32_t	bits = (uint32_t) rnd(&st);
+
+			/* no NaN or infinity: exponent field below 255 */
+			if (((bits >> 23) & 0xFF) == 0xFF)
+				bits &= ~((uint32_t) 1 << 30);
+			memcpy(&wt[i], &bits, sizeof(bits));
+			if (round % 2)
+			{
+				/* small weights between huge ones that cancel */
+				wt[i] = (float) (0.5 + (double) (rnd(&st) % 1000) / 500.0);
+				if (i % 8 == 0)
+					wt[i] = 1e30f;
+				else if (i % 8 == 5)
+					wt[i] = -1e30f;
+			}
+			else if (i > 0 && rnd(&st) % 4 == 0)
+				wt[i] = -wt[i - 1 - rnd(&st) % i];
+			order[i] = i;
+		}
+		want = exact_wsimhash(f, wt, n);
+		if (double_wsimhash(f, wt, n) != want)
+			cancel_seen = 1;
+		for (int shuffle = 0; shuffle < 6; shuffle++)
+		{
+			for (size_t i = n - 1; i > 0; i--)
+			{
+				size_t		j = rnd(&st) % (i + 1),
+							t = order[i];
+
+				order[i] = order[j];
+				order[j] = t;
+			}
+			if (acc_wsimhash(f, wt, order, n, rnd(&st) % (n + 1)) != want)
+				exact = 0;
+		}
+	}
+	ok(exact, "weighted: any order and any split give the exact vote (40 sets, weights over the whole float range)");
+	ok(cancel_seen, "weighted: those sets include some where 0.1's double-precision sum is wrong");
+
+	/* the audit's case: 1e20, 1, -1e20 in every order is the vote of the 1 alone */
+	{
+		uint64_t	fx = 0x0123456789ABCDEFull,
+					fy = 0xFEDCBA9876543210ull;
+		uint64_t	ff[3] = {fx, fy, fx};
+		float		w3[3] = {1e20f, 1.0f, -1e20f};
+		size_t		orders[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+
+		for (int o = 0; o < 6; o++)
+			if (acc_wsimhash(ff, w3, orders[o], 3, 3) != fy)
+				same_order = 0;
+		ok(same_order, "weighted: 1e20, 1, -1e20 in all six orders vote as the 1 alone");
+	}
+
+	/*
+	 * Ordinary weights (0.1 .. 100, and small integers): the same
+	 * fingerprints as 0.1's double sums, so stored fingerprints stay valid.
+	 */
+	for (int round = 0; round < 200; round++)
+	{
+		size_t		n = 1 + rnd(&st) % 400;
+
+		for (size_t i = 0; i < n; i++)
+		{
+			wt[i] = round % 2 ? (float) (1 + rnd(&st) % 9) :
+				(float) (0.1 + (double) (rnd(&st) % 100000) / 1000.0);
+			order[i] = i;
+		}
+		if (acc_wsimhash(f + round, wt, order, n, n / 2) != double_wsimhash(f + round, wt, n))
+			compat = 0;
+	}
+	ok(compat, "weighted: ordinary weights give 0.1's fingerprints (200 sets)");
+}
+
 static void
 test_simhash(void)
 {
@@ -468,24 +693,29 @@ test_simhash(void)
 		ok(nd_simhash_result(&acc, &fp) && fp == two[0], "one feature is its own fingerprint");
 	}
 
-	nd_wsimhash_init(&w);
+	nd_wsimhash_init(&w, test_realloc, NULL);
 	ok(!nd_wsimhash_result(&w, &fp) && fp == 0, "weighted: nothing, no fingerprint");
-	nd_wsimhash_add(&w, f[0], 0.0);
+	nd_wsimhash_add(&w, f[0], 0.0f);
 	ok(!nd_wsimhash_result(&w, &fp), "weighted: zero weights do not count");
-	nd_wsimhash_add(&w, 0xFFull, 3.0);
-	nd_wsimhash_add(&w, 0xF0ull, -2.0);
-	nd_wsimhash_add(&w, 0xF00ull, 1.5);
+	nd_wsimhash_add(&w, 0xFFull, 3.0f);
+	nd_wsimhash_add(&w, 0xF0ull, -2.0f);
+	nd_wsimhash_add(&w, 0xF00ull, 1.5f);
 	/* bits 0-3: 3+2-1.5; 4-7: 3-2-1.5; 8-11: -3+2+1.5; others: -3+2-1.5 */
 	ok(nd_wsimhash_result(&w, &fp) && fp == 0xF0Full,
 	   "weighted: votes add up with sign (got %016llx)", (unsigned long long) fp);
+	nd_wsimhash_free(&w);
 
-	nd_wsimhash_init(&w);
-	nd_wsimhash_init(&w2);
+	nd_wsimhash_init(&w, test_realloc, NULL);
+	nd_wsimhash_init(&w2, test_realloc, NULL);
 	for (size_t i = 0; i < 1000; i++)
-		nd_wsimhash_add(i % 2 ? &w : &w2, f[i], 1.0);
+		nd_wsimhash_add(i % 2 ? &w : &w2, f[i], 1.0f);
 	nd_wsimhash_merge(&w, &w2);
 	ok(nd_wsimhash_result(&w, &fp) && fp == naive_simhash(f, 1000),
 	   "weighted with unit weights and a merge equals the plain count");
+	nd_wsimhash_free(&w);
+	nd_wsimhash_free(&w2);
+
+	test_wsimhash_exact(f);
 }
 
 int
