@@ -223,11 +223,25 @@ nd_band_auto_blocks(int k)
 	return ND_PERMUTE_MAX_BLOCKS;
 }
 
+/* Buckets of the group index: the largest power of two <= n (at least 1). */
+static size_t
+index_buckets(size_t n)
+{
+	size_t		b = 1;
+
+	while (b * 2 <= n && b < ((size_t) 1 << 30))
+		b *= 2;
+	return b;
+}
+
 size_t
 nd_allpairs_scratch_size(size_t n)
 {
-	/* max(sort buffer 16n, permuted codes 2 * 8n + group starts 4(n+1)) */
-	return 16 * n + 4 * (n + 1) + 8;
+	/*
+	 * max(sort buffer 16n, permuted codes 2 * 8n + group starts 4(n+1)),
+	 * then the group index's buckets
+	 */
+	return 16 * n + 4 * (n + 1) + 4 * (index_buckets(n) + 1) + 8;
 }
 
 /* Counts work and calls the tick callback every TICK_EVERY units. */
@@ -367,13 +381,55 @@ within_k(uint64_t x, int k)
 	return x == 0;
 }
 
-/* Group of a code: binary search over the groups' first items. */
-static size_t
-find_group(const nd_pair_item *items, const uint32_t *starts, size_t ngroups,
-		   uint64_t code)
+/*
+ * Which group a code is: its top bits pick a bucket of the groups (sorted
+ * by code) with those bits, and a binary search runs inside the bucket.
+ * With 2^bits close to the number of groups, a bucket of hash-like codes
+ * holds about one group, so a lookup costs a cache miss or two instead of
+ * a binary search over every group; low-entropy codes share a few buckets
+ * and cost what a plain binary search costs.
+ */
+typedef struct group_index
 {
-	size_t		lo = 0,
-				hi = ngroups;
+	const nd_pair_item *items;
+	const uint32_t *starts;		/* group g: items[starts[g] .. starts[g+1]) */
+	size_t		ngroups;
+	const uint32_t *bucket;		/* groups of bucket v: [bucket[v], bucket[v+1]) */
+	int			shift;			/* bucket of a code: code >> shift (64: all in 0) */
+} group_index;
+
+static void
+group_index_build(group_index *gi, uint32_t *bucket, size_t max_buckets)
+{
+	size_t		nb = 1;
+	int			bits = 0;
+	size_t		g = 0;
+
+	while (nb * 2 <= gi->ngroups && nb * 2 <= max_buckets)
+	{
+		nb *= 2;
+		bits++;
+	}
+	gi->shift = 64 - bits;
+	for (size_t v = 0; v < nb; v++)
+	{
+		while (g < gi->ngroups &&
+			   (bits == 0 ? 0 : gi->items[gi->starts[g]].code >> gi->shift) < v)
+			g++;
+		bucket[v] = (uint32_t) g;
+	}
+	bucket[nb] = (uint32_t) gi->ngroups;
+	gi->bucket = bucket;
+}
+
+static size_t
+find_group(const group_index *gi, uint64_t code)
+{
+	size_t		v = gi->shift == 64 ? 0 : (size_t) (code >> gi->shift);
+	size_t		lo = gi->bucket[v],
+				hi = gi->bucket[v + 1];
+	const nd_pair_item *items = gi->items;
+	const uint32_t *starts = gi->starts;
 
 	while (hi - lo > 1)
 	{
@@ -393,9 +449,11 @@ find_group(const nd_pair_item *items, const uint32_t *starts, size_t ngroups,
  * hang off its first row already).
  */
 static void
-emit_groups(run_state *st, const nd_pair_item *items, const uint32_t *starts,
-			size_t ga, size_t gb, int dist)
+emit_groups(run_state *st, const group_index *gi, size_t ga, size_t gb, int dist)
 {
+	const nd_pair_item *items = gi->items;
+	const uint32_t *starts = gi->starts;
+
 	if (st->spanning)
 	{
 		emit_pair(st, items[starts[ga]].id, items[starts[gb]].id, dist);
@@ -461,9 +519,7 @@ typedef struct table_scan
 	run_state  *st;
 	const nd_pairs_plan *plan;
 	const nd_pairs_table *tab;
-	const nd_pair_item *items;
-	const uint32_t *starts;
-	size_t		ngroups;
+	const group_index *gi;
 	uint64_t   *tmp;			/* sub-sort buffer, >= any run */
 	uint64_t	block_mask[ND_PERMUTE_MAX_BLOCKS];	/* block b's bits */
 	int			depth;
@@ -496,9 +552,8 @@ consider(table_scan *ts, uint64_t ca, uint64_t cb, size_t *ga)
 	if (nd_pairs_first_table(ts->plan, nd_pairs_agree(ts->plan, ca, cb)) != ts->tab->index)
 		return;
 	if (*ga == SIZE_MAX)
-		*ga = find_group(ts->items, ts->starts, ts->ngroups, ca);
-	emit_groups(ts->st, ts->items, ts->starts, *ga,
-				find_group(ts->items, ts->starts, ts->ngroups, cb),
+		*ga = find_group(ts->gi, ca);
+	emit_groups(ts->st, ts->gi, *ga, find_group(ts->gi, cb),
 				__builtin_popcountll(x));
 }
 
@@ -642,7 +697,9 @@ allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 	uint64_t   *perm = (uint64_t *) scratch;
 	uint64_t   *ptmp = perm + n;
 	uint32_t   *starts = (uint32_t *) (ptmp + n);
+	uint32_t   *bucket = starts + n + 1;
 	size_t		ngroups = 0;
+	group_index gi;
 	uint32_t	lead;
 	table_scan	ts;
 
@@ -676,11 +733,15 @@ allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 	if (plan->k == 0 || ngroups < 2)
 		return st.emitted;
 
+	gi.items = items;
+	gi.starts = starts;
+	gi.ngroups = ngroups;
+	group_index_build(&gi, bucket, index_buckets(n));
+	add_work(&st, ngroups);
+
 	ts.st = &st;
 	ts.plan = plan;
-	ts.items = items;
-	ts.starts = starts;
-	ts.ngroups = ngroups;
+	ts.gi = &gi;
 	ts.depth = 0;
 	for (int b = 0; b < plan->nblocks; b++)
 	{
@@ -742,9 +803,7 @@ allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 					cb = nd_pairs_unpermute(&tab, sorted[b]);
 					if (nd_pairs_first_table(plan, nd_pairs_agree(plan, ca, cb)) != t)
 						continue;
-					emit_groups(&st, items, starts,
-								find_group(items, starts, ngroups, ca),
-								find_group(items, starts, ngroups, cb),
+					emit_groups(&st, &gi, find_group(&gi, ca), find_group(&gi, cb),
 								__builtin_popcountll(x));
 				}
 				add_work(&st, end - a - 1);

@@ -5,19 +5,20 @@
 -- bytes written (pg_stat_database) and the backend's peak memory (VmHWM
 -- less the shared memory it mapped, from /proc/self/status).
 --
--- :rows random codes (hashint8extended), plus one group of :group
--- identical codes and :ngroups groups of :gsize near-copies (0..3 bits
--- from their group's code, which a quarter of each group has exactly).
+-- bc_random: :rows random codes (hashint8extended).  bc_dup: the first
+-- :dup_random of them, plus one group of :group identical codes and
+-- :ngroups groups of :gsize near-copies (0..3 bits from their group's
+-- code, which a quarter of each group has exactly).
 \set ON_ERROR_STOP 1
 \pset footer off
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS neardup;
 
-\echo == data: :rows random rows; + one group of :group identical codes and :ngroups groups of :gsize near-copies
+\echo == data: :rows random rows; the table with groups: :dup_random of them + one group of :group identical codes + :ngroups groups of :gsize near-copies
 DROP TABLE IF EXISTS bc_random, bc_dup;
 CREATE TABLE bc_random AS
 SELECT i::bigint AS id, hashint8extended(i, 11)::simhash64 AS sh FROM generate_series(1, :rows) i;
-CREATE TABLE bc_dup AS SELECT * FROM bc_random;
+CREATE TABLE bc_dup AS SELECT * FROM bc_random WHERE id <= :dup_random;
 INSERT INTO bc_dup SELECT 10000000000 + i, 'deadbeefdeadbeef'::simhash64 FROM generate_series(1, :group) i;
 INSERT INTO bc_dup
 SELECT 20000000000 + i,

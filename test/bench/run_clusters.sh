@@ -7,7 +7,10 @@
 # Reports the median time, temporary MB written and the backend's peak MB.
 #
 #   bash test/bench/run_clusters.sh                     # 1M + 20K copies + 1,000 x 20
-#   ROWS=10000000 GROUP=1000000 NGROUPS=100000 GSIZE=10 bash test/bench/run_clusters.sh
+#   ROWS=10000000 DUP_RANDOM=8000000 GROUP=1000000 NGROUPS=100000 GSIZE=10 \
+#       bash test/bench/run_clusters.sh                 # 10M rows in both tables
+# DUP_RANDOM: random rows in the table with groups (default ROWS: the groups
+# come on top of them).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -57,5 +60,5 @@ SQL
 } >"$script"
 chmod 644 "$script"
 
-nd_in_cluster psql -X -q -v ON_ERROR_STOP=1 -v rows="$ROWS" -v group="${GROUP:-20000}" \
+nd_in_cluster psql -X -q -v ON_ERROR_STOP=1 -v rows="$ROWS" -v dup_random="${DUP_RANDOM:-$ROWS}" -v group="${GROUP:-20000}" \
 	-v ngroups="${NGROUPS:-1000}" -v gsize="${GSIZE:-20}" -f "$script" 2>&1 | grep -v '^Dropping cluster'
