@@ -17,6 +17,7 @@
 #include "nd_unionfind.h"
 #include "splitmix.h"
 #include "tap.h"
+#include "test_realloc.h"
 
 static uint64_t rng_state = 0x0a11fa1f5eed0001ULL;
 
@@ -186,18 +187,6 @@ run_batched(const nd_pair_item *in, size_t n, int k, int m, int pbits,
 	free(scratch);
 }
 
-static void *
-uf_realloc(void *ptr, size_t size, void *arg)
-{
-	(void) arg;
-	if (size == 0)
-	{
-		free(ptr);
-		return NULL;
-	}
-	return realloc(ptr, size);
-}
-
 static int
 cmp_i64(const void *x, const void *y)
 {
@@ -234,7 +223,7 @@ components(const pairlist *e, int64_t **ids_out, int64_t **labels_out)
 				ids[u++] = ids[i];
 		nid = u;
 	}
-	nd_uf_init(&uf, uf_realloc, NULL);
+	nd_uf_init(&uf, test_realloc, NULL);
 	for (size_t i = 0; i < nid; i++)
 		nd_uf_add(&uf, ids[i]);
 	for (size_t i = 0; i < e->n; i++)

@@ -8,6 +8,7 @@
 #include "nd_features.h"
 #include "nd_simhash.h"
 #include "tap.h"
+#include "test_realloc.h"
 #include "xxhash.h"
 
 #define MAXF 16384
@@ -409,18 +410,6 @@ naive_simhash(const uint64_t *f, size_t n)
 		if (v[b] > 0)
 			fp |= (uint64_t) 1 << b;
 	return fp;
-}
-
-static void *
-test_realloc(void *ptr, size_t size, void *arg)
-{
-	(void) arg;
-	if (size == 0)
-	{
-		free(ptr);
-		return NULL;
-	}
-	return realloc(ptr, size);
 }
 
 /*
