@@ -200,3 +200,52 @@ END
 $$;
 
 -- ===== end section: dedup helpers =====
+
+-- ===== section: minhash clusters (src/dedup/minhash_clusters.c) =====
+
+/*
+ * minhash_clusters (doc/dedup.md): the connected components of "shares an
+ * LSH band and minhash_jaccard >= threshold" as (id, cluster_id) in id
+ * order, cluster_id the smallest id; equal to dedup_clusters over the
+ * verified band-join pairs (minhash_similar()), computed with band buckets
+ * and a union-find: identical signatures joined once, a candidate pair
+ * already connected not verified.  bands and rows NULL: as
+ * minhash_lsh_params(threshold, num_perm) chooses.  Markings as
+ * simhash_clusters.
+ */
+CREATE FUNCTION @extschema@.minhash_clusters(source pg_catalog.regclass, id_column pg_catalog.name,
+                                             signature_column pg_catalog.name,
+                                             threshold pg_catalog.float8 DEFAULT 0.8,
+                                             bands pg_catalog.int4 DEFAULT NULL,
+                                             rows pg_catalog.int4 DEFAULT NULL)
+RETURNS TABLE(id pg_catalog.int8, cluster_id pg_catalog.int8)
+AS 'MODULE_PATHNAME', 'minhash_clusters_rel'
+LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+
+CREATE FUNCTION @extschema@.minhash_clusters(query pg_catalog.text,
+                                             threshold pg_catalog.float8 DEFAULT 0.8,
+                                             bands pg_catalog.int4 DEFAULT NULL,
+                                             rows pg_catalog.int4 DEFAULT NULL)
+RETURNS TABLE(id pg_catalog.int8, cluster_id pg_catalog.int8)
+AS 'MODULE_PATHNAME', 'minhash_clusters_query'
+LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+
+CREATE FUNCTION @extschema@.minhash_clusters(source pg_catalog.text, id_column pg_catalog.text,
+                                             signature_column pg_catalog.text,
+                                             threshold pg_catalog.float8 DEFAULT 0.8,
+                                             bands pg_catalog.int4 DEFAULT NULL,
+                                             rows pg_catalog.int4 DEFAULT NULL)
+RETURNS TABLE(id pg_catalog.int8, cluster_id pg_catalog.int8)
+AS 'MODULE_PATHNAME', 'minhash_clusters_relname'
+LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+
+COMMENT ON FUNCTION @extschema@.minhash_clusters(pg_catalog.regclass, pg_catalog.name, pg_catalog.name,
+                                                 pg_catalog.float8, pg_catalog.int4, pg_catalog.int4)
+    IS 'clusters of rows whose MinHash signatures share an LSH band and estimate at least threshold, in linear space';
+COMMENT ON FUNCTION @extschema@.minhash_clusters(pg_catalog.text, pg_catalog.float8, pg_catalog.int4, pg_catalog.int4)
+    IS 'clusters of the (id, signature) rows of a query by LSH bands verified at a threshold';
+COMMENT ON FUNCTION @extschema@.minhash_clusters(pg_catalog.text, pg_catalog.text, pg_catalog.text,
+                                                 pg_catalog.float8, pg_catalog.int4, pg_catalog.int4)
+    IS 'clusters of rows by MinHash LSH bands verified at a threshold (table named by text)';
+
+-- ===== end section: minhash clusters =====

@@ -200,7 +200,12 @@ nd_minhash_int8_array(PG_FUNCTION_ARGS)
 const uint32 *
 nd_minhash_sig_arg(FunctionCallInfo fcinfo, int argno, int *len)
 {
-	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(argno);
+	return nd_minhash_sig_array(PG_GETARG_ARRAYTYPE_P(argno), len);
+}
+
+const uint32 *
+nd_minhash_sig_array(ArrayType *arr, int *len)
+{
 	int			n;
 
 	if (ARR_ELEMTYPE(arr) != INT4OID)	/* not reachable through SQL */

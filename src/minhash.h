@@ -11,6 +11,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/array.h"
 
 /*
  * The int4[] signature at argument argno: one-dimensional, no NULLs, not
@@ -18,5 +19,8 @@
  * a pointer to the values, read as uint32.
  */
 extern const uint32 *nd_minhash_sig_arg(FunctionCallInfo fcinfo, int argno, int *len);
+
+/* The same checks on a detoasted int4[] value. */
+extern const uint32 *nd_minhash_sig_array(ArrayType *arr, int *len);
 
 #endif							/* MINHASH_H */

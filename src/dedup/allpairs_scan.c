@@ -413,30 +413,7 @@ static void
 rel_form(FunctionCallInfo fcinfo, nd_allpairs_body body, Oid relid,
 		 const char *idcol, const char *fpcol)
 {
-	char	   *relname,
-			   *nspname;
-	StringInfoData q;
-
-	relname = get_rel_name(relid);
-	if (relname == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	nspname = get_namespace_name(get_rel_namespace(relid));
-	if (get_attnum(relid, idcol) == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" of relation \"%s\" does not exist", idcol, relname)));
-	if (get_attnum(relid, fpcol) == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" of relation \"%s\" does not exist", fpcol, relname)));
-
-	initStringInfo(&q);
-	appendStringInfo(&q, "SELECT %s, %s FROM %s",
-					 quote_identifier(idcol), quote_identifier(fpcol),
-					 quote_qualified_identifier(nspname, relname));
-	body(fcinfo, q.data, PG_GETARG_INT32(3),
+	body(fcinfo, nd_rel_query(relid, idcol, fpcol), PG_GETARG_INT32(3),
 		 PG_ARGISNULL(4), PG_ARGISNULL(4) ? 0 : PG_GETARG_INT32(4));
 }
 

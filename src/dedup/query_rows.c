@@ -14,6 +14,8 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/portal.h"
 
 #include "query_rows.h"
@@ -83,4 +85,33 @@ nd_int_datum(Datum d, Oid basetype)
 		default:
 			return DatumGetInt64(d);
 	}
+}
+
+char *
+nd_rel_query(Oid relid, const char *col1, const char *col2)
+{
+	char	   *relname,
+			   *nspname;
+	StringInfoData q;
+
+	relname = get_rel_name(relid);
+	if (relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	nspname = get_namespace_name(get_rel_namespace(relid));
+	if (get_attnum(relid, col1) == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist", col1, relname)));
+	if (get_attnum(relid, col2) == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist", col2, relname)));
+
+	initStringInfo(&q);
+	appendStringInfo(&q, "SELECT %s, %s FROM %s",
+					 quote_identifier(col1), quote_identifier(col2),
+					 quote_qualified_identifier(nspname, relname));
+	return q.data;
 }

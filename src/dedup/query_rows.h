@@ -23,6 +23,13 @@ extern void nd_query_for_each_row(const char *query, const char *what,
 								  const char *hint, nd_query_shape_fn shape,
 								  nd_query_row_fn row, void *arg);
 
+/*
+ * "SELECT col1, col2 FROM relation", quoted, for the functions' table
+ * forms: run as the caller, so that the caller's SELECT privilege and row
+ * security apply.  42P01 / 42703 for a missing relation or column.
+ */
+extern char *nd_rel_query(Oid relid, const char *col1, const char *col2);
+
 extern bool nd_is_int_type(Oid basetype);
 extern int64 nd_int_datum(Datum d, Oid basetype);
 

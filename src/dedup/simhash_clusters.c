@@ -13,10 +13,8 @@
  * and every edge goes straight into a union-find.  The union-find's
  * elements are the rows in read order (the scan carries that ordinal
  * instead of the id), so no hash table from id to element is needed: 24
- * bytes per row (nd_unionfind.h) on top of the scan's own memory.  At the
- * end, rows are sorted by id; rows that share an id (a query may return
- * one id twice) are one node, as in dedup_clusters, and each id is
- * reported once, in id order.
+ * bytes per row (nd_unionfind.h) on top of the scan's own memory.  The
+ * output (cluster_output.c) reports each id once, in id order.
  *
  *-------------------------------------------------------------------------
  */
@@ -29,6 +27,7 @@
 #include "utils/tuplestore.h"
 
 #include "allpairs_scan.h"
+#include "cluster_output.h"
 #include "nd_allpairs.h"
 #include "nd_unionfind.h"
 #include "context_realloc.h"
@@ -60,83 +59,6 @@ clusters_edge(void *arg, int64 a, int64 b, int dist)
 
 	nd_uf_union(&cr->uf, (uint32) a, (uint32) b);
 	cr->edges++;
-}
-
-/*
- * A row no edge reached: its own root, in a set of one.  Read in index
- * order, unlike a find, which jumps to the root: most rows are alone.
- */
-static inline bool
-alone(const nd_unionfind *uf, uint32 i)
-{
-	return uf->parent[i] == i && uf->size[i] == 1;
-}
-
-/*
- * Merges rows that share an id and writes one (id, cluster_id) per id whose
- * component has at least two distinct ids, in id order.  Rows alone in
- * their component (most rows, usually) are left out first: a row with no
- * near-duplicate cannot add an id to a component, so whether it shares its
- * id with another row changes no output line.
- */
-static void
-clusters_output(ClustersRun *cr, Tuplestorestate *tupstore, TupleDesc tupdesc)
-{
-	nd_unionfind *uf = &cr->uf;
-	uint32		n = 0;
-	nd_pair_item *byid;
-	nd_pair_item *tmp;
-
-	for (uint32 i = 0; i < uf->n; i++)
-		if (!alone(uf, i))
-			n++;
-	if (n == 0)
-		return;
-	byid = palloc_extended((size_t) n * sizeof(nd_pair_item), MCXT_ALLOC_HUGE);
-	tmp = palloc_extended((size_t) n * sizeof(nd_pair_item), MCXT_ALLOC_HUGE);
-	/* the sign bit flipped: unsigned order of the keys is the ids' order */
-	n = 0;
-	for (uint32 i = 0; i < uf->n; i++)
-		if (!alone(uf, i))
-		{
-			byid[n].code = (uint64) uf->id[i] ^ ((uint64) 1 << 63);
-			byid[n].id = i;
-			n++;
-		}
-	nd_pair_items_sort(byid, n, tmp);
-	pfree(tmp);
-	CHECK_FOR_INTERRUPTS();
-
-	/* rows with one id are one node */
-	for (uint32 i = 1; i < n; i++)
-		if (byid[i].code == byid[i - 1].code)
-			nd_uf_union(uf, (uint32) byid[i].id, (uint32) byid[i - 1].id);
-
-	/* distinct ids per component, counted in the roots' size slots */
-	for (uint32 i = 0; i < n; i++)
-		uf->size[nd_uf_find(uf, (uint32) byid[i].id)] = 0;
-	for (uint32 i = 0; i < n; i++)
-		if (i == 0 || byid[i].code != byid[i - 1].code)
-			uf->size[nd_uf_find(uf, (uint32) byid[i].id)]++;
-
-	for (uint32 i = 0; i < n; i++)
-	{
-		uint32		root;
-		Datum		values[2];
-		bool		nulls[2] = {false, false};
-
-		if ((i & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (i > 0 && byid[i].code == byid[i - 1].code)
-			continue;
-		root = nd_uf_find(uf, (uint32) byid[i].id);
-		if (uf->size[root] < 2)
-			continue;
-		values[0] = Int64GetDatum(uf->id[byid[i].id]);
-		values[1] = Int64GetDatum(uf->min_id[root]);
-		tuplestore_putvalues(tupstore, tupdesc, values, nulls);
-	}
-	pfree(byid);
 }
 
 static void
@@ -172,7 +94,7 @@ clusters_body(FunctionCallInfo fcinfo, const char *query, int k, bool auto_block
 
 	elog(DEBUG1, "simhash_clusters: %u rows, " UINT64_FORMAT " edges, %zu bytes of sets",
 		 cr.uf.n, cr.edges, MemoryContextMemAllocated(cxt, true));
-	clusters_output(&cr, rsinfo->setResult, rsinfo->setDesc);
+	nd_clusters_output(&cr.uf, rsinfo->setResult, rsinfo->setDesc);
 
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(cxt);
