@@ -12,6 +12,7 @@
 #include "nd_unionfind.h"
 #include "splitmix.h"
 #include "tap.h"
+#include "test_realloc.h"
 
 /* splitmix64: deterministic test data */
 static uint64_t rng_state = 0x0c1a57e2a11d5eedULL;
@@ -20,18 +21,6 @@ static uint64_t
 rnd(void)
 {
 	return splitmix64_next(&rng_state);
-}
-
-static void *
-plain_realloc(void *ptr, size_t size, void *arg)
-{
-	(void) arg;
-	if (size == 0)
-	{
-		free(ptr);
-		return NULL;
-	}
-	return realloc(ptr, size);
 }
 
 /* fails once *arg allocations have been made */
@@ -115,7 +104,7 @@ check_graph(int n, int m, int planted, int *ea, int *eb, int64_t *ids,
 	}
 	components_naive(n, ids, m, ea, eb, label);
 
-	nd_uf_init(&uf, plain_realloc, NULL);
+	nd_uf_init(&uf, test_realloc, NULL);
 	for (int i = 0; i < n; i++)
 		if (nd_uf_add(&uf, ids[i]) != (uint32_t) i)
 			bad++;
@@ -216,7 +205,7 @@ main(void)
 					c,
 					d;
 
-		nd_uf_init(&uf, plain_realloc, NULL);
+		nd_uf_init(&uf, test_realloc, NULL);
 		a = nd_uf_add(&uf, 5);
 		b = nd_uf_add(&uf, INT64_MAX);
 		c = nd_uf_add(&uf, INT64_MIN);
@@ -257,7 +246,7 @@ main(void)
 		   "the set still works after the failure");
 		nd_uf_free(&uf);
 
-		nd_uf_init(&uf, plain_realloc, NULL);
+		nd_uf_init(&uf, test_realloc, NULL);
 		for (i = 0; i < 100000; i++)
 			nd_uf_add(&uf, (int64_t) i * 3);
 		for (i = 1; i < 100000; i++)
