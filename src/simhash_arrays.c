@@ -128,6 +128,7 @@ simhash_of_weighted_array(FunctionCallInfo fcinfo, Oid elemtype, uint64 seed)
 				nw;
 	nd_wsimhash_acc acc;
 	uint64		fp;
+	bool		found;
 
 	deconstruct_features(arr, "feature", elemtype, &values, &nulls, &n);
 	deconstruct_features(warr, "weight", FLOAT4OID, &weights, &wnulls, &nw);
@@ -143,7 +144,9 @@ simhash_of_weighted_array(FunctionCallInfo fcinfo, Oid elemtype, uint64 seed)
 		if ((i & (CHECK_EVERY - 1)) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
-	if (!nd_wsimhash_result(&acc, &fp))
+	found = nd_wsimhash_result(&acc, &fp);
+	nd_wsimhash_free(&acc);
+	if (!found)
 		PG_RETURN_NULL();
 	PG_RETURN_SIMHASH64(fp);
 }
