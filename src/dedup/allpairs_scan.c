@@ -410,10 +410,9 @@ nd_allpairs_query_form(FunctionCallInfo fcinfo, nd_allpairs_body body)
  * security apply.
  */
 static void
-rel_form(FunctionCallInfo fcinfo, nd_allpairs_body body, Oid relid,
-		 const char *idcol, const char *fpcol)
+rel_form(FunctionCallInfo fcinfo, nd_allpairs_body body, const char *query)
 {
-	body(fcinfo, nd_rel_query(relid, idcol, fpcol), PG_GETARG_INT32(3),
+	body(fcinfo, query, PG_GETARG_INT32(3),
 		 PG_ARGISNULL(4), PG_ARGISNULL(4) ? 0 : PG_GETARG_INT32(4));
 }
 
@@ -436,8 +435,8 @@ nd_allpairs_rel_form(FunctionCallInfo fcinfo, nd_allpairs_body body)
 {
 	if (rel_args_missing(fcinfo, body))
 		return;
-	rel_form(fcinfo, body, PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)),
-			 NameStr(*PG_GETARG_NAME(2)));
+	rel_form(fcinfo, body, nd_rel_query(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)),
+										NameStr(*PG_GETARG_NAME(2))));
 }
 
 /*
@@ -448,12 +447,8 @@ nd_allpairs_rel_form(FunctionCallInfo fcinfo, nd_allpairs_body body)
 void
 nd_allpairs_relname_form(FunctionCallInfo fcinfo, nd_allpairs_body body)
 {
-	Oid			relid;
-
 	if (rel_args_missing(fcinfo, body))
 		return;
-	relid = DatumGetObjectId(DirectFunctionCall1(regclassin,
-												 CStringGetDatum(text_to_cstring(PG_GETARG_TEXT_PP(0)))));
-	rel_form(fcinfo, body, relid, text_to_cstring(PG_GETARG_TEXT_PP(1)),
-			 text_to_cstring(PG_GETARG_TEXT_PP(2)));
+	rel_form(fcinfo, body, nd_relname_query(PG_GETARG_TEXT_PP(0), PG_GETARG_TEXT_PP(1),
+											PG_GETARG_TEXT_PP(2)));
 }

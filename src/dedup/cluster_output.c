@@ -17,6 +17,18 @@
 #include "cluster_output.h"
 #include "nd_allpairs.h"
 
+uint32
+nd_clusters_add_row(nd_unionfind *uf, int64 id, const char *fname)
+{
+	uint32		i = nd_uf_add(uf, id);
+
+	if (i == ND_UF_INVALID)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s handles at most %u rows", fname, (unsigned) ND_UF_MAX_IDS)));
+	return i;
+}
+
 /*
  * A row no edge reached: its own root, in a set of one.  Read in index
  * order, unlike a find, which jumps to the root: most rows are alone.

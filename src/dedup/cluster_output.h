@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * cluster_output.h
- *		(id, cluster_id) rows of a union-find whose elements are input rows.
+ *		The union-find of the clustering functions whose elements are their
+ *		input rows: adding a row, and the (id, cluster_id) result.
  *
  *-------------------------------------------------------------------------
  */
@@ -13,6 +14,12 @@
 #include "utils/tuplestore.h"
 
 #include "nd_unionfind.h"
+
+/*
+ * Adds the next input row (its id) as a singleton; its element is the row's
+ * ordinal.  54000 past ND_UF_MAX_IDS rows, naming fname.
+ */
+extern uint32 nd_clusters_add_row(nd_unionfind *uf, int64 id, const char *fname);
 
 /*
  * Every id in a component with at least two distinct ids, with the

@@ -17,8 +17,6 @@
  */
 #include "postgres.h"
 
-#include <math.h>
-
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -93,11 +91,7 @@ read_row(Datum *values, bool *nulls, void *arg)
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("minhash signatures must have the same length"),
 				 errdetail("The signatures have %d and %d values.", mr->k, k)));
-	i = nd_uf_add(&mr->uf, nd_int_datum(values[0], mr->idtype));
-	if (i == ND_UF_INVALID)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("minhash_clusters handles at most %u rows", (unsigned) ND_UF_MAX_IDS)));
+	i = nd_clusters_add_row(&mr->uf, nd_int_datum(values[0], mr->idtype), "minhash_clusters");
 	if (i >= mr->cap)
 	{
 		mr->cap = mr->cap == 0 ? 1024 : mr->cap * 2;
@@ -244,13 +238,9 @@ Datum
 minhash_clusters_relname(PG_FUNCTION_ARGS)
 {
 	bool		missing = PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2);
-	char	   *query = NULL;
 
-	if (!missing)
-		query = nd_rel_query(DatumGetObjectId(DirectFunctionCall1(regclassin,
-																  CStringGetDatum(text_to_cstring(PG_GETARG_TEXT_PP(0))))),
-							 text_to_cstring(PG_GETARG_TEXT_PP(1)),
-							 text_to_cstring(PG_GETARG_TEXT_PP(2)));
-	call_body(fcinfo, query, 3);
+	call_body(fcinfo, missing ? NULL :
+			  nd_relname_query(PG_GETARG_TEXT_PP(0), PG_GETARG_TEXT_PP(1),
+							   PG_GETARG_TEXT_PP(2)), 3);
 	return (Datum) 0;
 }

@@ -115,3 +115,12 @@ nd_rel_query(Oid relid, const char *col1, const char *col2)
 					 quote_qualified_identifier(nspname, relname));
 	return q.data;
 }
+
+char *
+nd_relname_query(text *relname, text *col1, text *col2)
+{
+	Oid			relid = DatumGetObjectId(DirectFunctionCall1(regclassin,
+															 CStringGetDatum(text_to_cstring(relname))));
+
+	return nd_rel_query(relid, text_to_cstring(col1), text_to_cstring(col2));
+}

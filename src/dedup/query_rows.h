@@ -30,6 +30,13 @@ extern void nd_query_for_each_row(const char *query, const char *what,
  */
 extern char *nd_rel_query(Oid relid, const char *col1, const char *col2);
 
+/*
+ * The same for a table named by text (looked up as a regclass input is)
+ * and text column names: the functions' forms that take three string
+ * literals.
+ */
+extern char *nd_relname_query(text *relname, text *col1, text *col2);
+
 extern bool nd_is_int_type(Oid basetype);
 extern int64 nd_int_datum(Datum d, Oid basetype);
 

@@ -42,14 +42,8 @@ static int64
 clusters_add_row(void *arg, int64 id)
 {
 	ClustersRun *cr = (ClustersRun *) arg;
-	uint32		i = nd_uf_add(&cr->uf, id);
 
-	if (i == ND_UF_INVALID)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("simhash_clusters handles at most %u rows",
-						(unsigned) ND_UF_MAX_IDS)));
-	return (int64) i;
+	return (int64) nd_clusters_add_row(&cr->uf, id, "simhash_clusters");
 }
 
 static void
