@@ -46,7 +46,7 @@ endif
 # header changes (struct layouts are shared between files).
 $(OBJS): $(wildcard src/*.h src/core/*.h src/index/*.h src/planner/*.h src/dedup/*.h)
 
-.PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-minhash-clusters bench-scale-out bench-plan-choice
+.PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice
 
 # Debian packages the build and the tests need (installed only when missing).
 deps:
@@ -68,7 +68,7 @@ fuzz:
 
 # Benchmarks: ratios against baselines measured in the same run.  The index
 # benchmarks take ROWS (default 1M) and more; see the scripts.
-bench: bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-minhash-clusters bench-scale-out bench-plan-choice
+bench: bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice
 
 bench-fingerprint:
 	@bash test/bench/run_bench.sh
@@ -95,6 +95,9 @@ bench-clusters:
 	@bash test/bench/run_clusters.sh
 
 # minhash_clusters at two sizes with a large identical group (SIZES).
+bench-clusters-update:
+	@bash test/bench/run_clusters_update.sh
+
 bench-minhash-clusters:
 	@bash test/bench/run_minhash_clusters.sh
 

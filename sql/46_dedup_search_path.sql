@@ -57,7 +57,11 @@ SELECT 'representatives' AS what, count(*) AS n,
 FROM dedup_representatives('sp_docs', 'id', $$SELECT id_a, id_b FROM simhash_pairs('sp_docs', 'id', 'sh', 2)$$, 'body DESC')
 UNION ALL
 SELECT 'pairs since', count(*), sum(hashint8(id_a) # hashint8(id_b))
-FROM simhash_pairs_since('sp_docs', 'id', 'sh', 290, 2);
+FROM simhash_pairs_since('sp_docs', 'id', 'sh', 290, 2)
+UNION ALL
+SELECT 'clusters update', count(*), sum(hashint8(id) # hashint8(cluster_id))
+FROM simhash_clusters('sp_docs', 'id', 'sh', 2);
+CREATE TABLE sp_state (id bigint PRIMARY KEY, cluster_id bigint NOT NULL);
 
 -- The control: under the hostile path, unqualified SQL calls the shadows.
 SET search_path = shadow, pg_catalog, public;
@@ -76,6 +80,9 @@ FROM public.dedup_representatives('sp_docs', 'id',
 INSERT INTO sp_got
 SELECT 'pairs since', count(*), sum(hashint8(id_a) # hashint8(id_b))
 FROM public.simhash_pairs_since('sp_docs', 'id', 'sh', 290, 2);
+INSERT INTO sp_got
+SELECT 'clusters update', count(*), sum(hashint8(id) # hashint8(cluster_id))
+FROM public.simhash_clusters_update('sp_state', 'sp_docs', 'id', 'sh', NULL, 2);
 SELECT public.dedup_keep_one('sp_docs', 'id',
            $$SELECT id_a, id_b FROM public.simhash_pairs('sp_docs', 'id', 'sh', 2)$$,
            keep_order => 'body DESC', flag_column => 'dup') AS flagged;
@@ -98,5 +105,5 @@ SELECT (SELECT count(*) FROM sp_docs) AS left_docs,
        (SELECT count(*) FROM sp_docs WHERE dup) AS still_flagged,
        (SELECT count(*) FROM sp_copy) AS left_copy;
 
-DROP TABLE sp_docs, sp_copy, sp_expected;
+DROP TABLE sp_docs, sp_copy, sp_expected, sp_state;
 DROP SCHEMA shadow CASCADE;

@@ -249,3 +249,285 @@ COMMENT ON FUNCTION @extschema@.minhash_clusters(pg_catalog.text, pg_catalog.tex
     IS 'clusters of rows by MinHash LSH bands verified at a threshold (table named by text)';
 
 -- ===== end section: minhash clusters =====
+
+-- ===== section: incremental clusters (doc/dedup.md, "Incremental clusters") =====
+
+/*
+ * simhash_clusters_update: brings a state table of (id, cluster_id) rows,
+ * as simhash_clusters returns them, up to date with source after rows were
+ * added (ids above since) and deleted, and returns every row whose cluster
+ * changed as (id, old_cluster_id, cluster_id), NULL for "in no cluster".
+ *
+ * With few new rows and a GIN or GiST index on the fingerprint the cost
+ * follows the change, not the table: deleted rows are found in the state
+ * table, the clusters they left are re-clustered among their survivors (a
+ * cluster can only split), and each distinct new fingerprint looks up one
+ * old row with the same fingerprint or else probes the index once; the
+ * edges found link new rows, old singletons and old
+ * clusters (one node each, named by its cluster id), and their components
+ * relabel and extend the state.  deleted, when given, lists the ids deleted
+ * since the last call (say, logged by a trigger); otherwise every row of
+ * the state is looked for in source.  Otherwise, with since NULL, or when a
+ * probe finds more than probe_cap rows (near a large group, whose rows a
+ * probe would all read), simhash_clusters over the whole table, applied as
+ * a difference.  The search_path is pinned: the caller's cannot shadow an
+ * operator.  source is locked in SHARE mode (writers wait, so no row with
+ * a smaller id can commit unseen) and state in SHARE ROW EXCLUSIVE mode
+ * (one update at a time).
+ */
+CREATE FUNCTION @extschema@.simhash_clusters_update(state pg_catalog.regclass,
+                                                    source pg_catalog.regclass,
+                                                    id_column pg_catalog.name,
+                                                    fingerprint_column pg_catalog.name,
+                                                    since pg_catalog.int8,
+                                                    max_distance pg_catalog.int4 DEFAULT 3,
+                                                    deleted pg_catalog.int8[] DEFAULT NULL,
+                                                    OUT id pg_catalog.int8,
+                                                    OUT old_cluster_id pg_catalog.int8,
+                                                    OUT cluster_id pg_catalog.int8)
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    ints CONSTANT regtype[] := ARRAY['int2', 'int4', 'int8']::regtype[];
+    -- Rows a probe may read before the night takes the full run instead.
+    probe_cap CONSTANT int := 64;
+    -- every change, in order: the row and its cluster before the change
+    ch_id int8[] := '{}';
+    ch_old int8[] := '{}';
+    part_id int8[];
+    part_old int8[];
+    part_new int8[];
+    dirty int8[];
+    edge_a int8[];
+    edge_b int8[];
+    saturated bool;
+    new_rows float8;
+    total float8;
+    probe bool := false;
+    how text;
+BEGIN
+    IF state IS NULL OR source IS NULL OR id_column IS NULL OR fingerprint_column IS NULL
+       OR max_distance IS NULL THEN
+        RAISE EXCEPTION 'state, source, id_column, fingerprint_column and max_distance must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF max_distance < 0 OR max_distance > 15 THEN
+        RAISE EXCEPTION 'max_distance must be between 0 and 15'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM @extschema@.dedup_check_column(source, id_column, 'id', ints);
+    PERFORM @extschema@.dedup_check_column(source, fingerprint_column, 'fingerprint',
+        ARRAY['@extschema@.simhash64']::regtype[]);
+    PERFORM @extschema@.dedup_check_column(state, 'id', 'id', ints);
+    PERFORM @extschema@.dedup_check_column(state, 'cluster_id', 'cluster id', ints);
+    EXECUTE format('LOCK TABLE %s IN SHARE MODE', source);
+    EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', state);
+
+    -- A probe costs about 100 times what the full run costs per row of the
+    -- table (measured, doc/dedup.md): probes up to 1% of new rows.
+    IF since IS NOT NULL AND EXISTS (
+        SELECT FROM pg_index i
+        JOIN pg_class ic ON ic.oid = i.indexrelid
+        JOIN pg_am am ON am.oid = ic.relam
+        JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+        WHERE i.indrelid = source AND a.attname = fingerprint_column
+          AND am.amname = ANY (ARRAY['gin', 'gist']::name[])) THEN
+        EXECUTE format('SELECT count(*) FROM %s WHERE %I > %L::int8', source, id_column, since)
+            INTO new_rows;
+        -- The table's rows as the planner estimates them: the density of
+        -- the last VACUUM or ANALYZE times today's size, per partition.
+        SELECT sum(c.reltuples / c.relpages
+                   * (pg_relation_size(c.oid) / current_setting('block_size')::float8)),
+               bool_and(c.relpages > 0 AND c.reltuples >= 0)
+          INTO total, probe
+          FROM pg_partition_tree(source) p JOIN pg_class c ON c.oid = p.relid
+         WHERE p.isleaf AND c.relpages > 0;
+        IF total IS NULL OR NOT probe THEN
+            EXECUTE format('SELECT count(*) FROM %s', source) INTO total;
+        END IF;
+        probe := new_rows * 100 <= total;
+        how := format('%s: %s new rows of %s',
+                      CASE WHEN probe THEN 'index probes' ELSE 'simhash_clusters()' END,
+                      new_rows, total);
+    ELSE
+        how := CASE WHEN since IS NULL THEN 'simhash_clusters(): a full run'
+                    ELSE 'simhash_clusters(): no GIN or GiST index on the fingerprint' END;
+    END IF;
+    RAISE DEBUG 'simhash_clusters_update: %', how;
+
+    IF probe THEN
+        -- A GIN scan reads the index's whole pending list, where today's
+        -- rows wait (fastupdate): thousands of probes would each read it.
+        -- Merge it first, as VACUUM would, where the caller owns the index.
+        PERFORM gin_clean_pending_list(i.indexrelid)
+        FROM pg_index i
+        JOIN pg_class ic ON ic.oid = i.indexrelid
+        JOIN pg_am am ON am.oid = ic.relam
+        JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+        WHERE i.indrelid = source AND a.attname = fingerprint_column AND am.amname = 'gin'
+          AND pg_has_role(ic.relowner, 'USAGE');
+        -- Deleted rows leave the state; the clusters they left may split.
+        -- Without the list of deleted ids, every row of the state is looked
+        -- for in source; with it, those ids only.
+        EXECUTE format(
+            'WITH g AS (DELETE FROM %1$s s WHERE %4$s NOT EXISTS '
+            '    (SELECT FROM %2$s d WHERE d.%3$I = s.id) RETURNING s.id, s.cluster_id) '
+            'SELECT array_agg(g.id::int8), array_agg(g.cluster_id::int8), '
+            '       array_agg(DISTINCT g.cluster_id::int8) FROM g',
+            state, source, id_column,
+            CASE WHEN deleted IS NOT NULL THEN 's.id = ANY ($1) AND' ELSE '' END)
+            INTO part_id, part_old, dirty
+            USING deleted;
+        ch_id := ch_id || part_id;
+        ch_old := ch_old || part_old;
+        IF dirty IS NOT NULL THEN
+            -- Edges leave a cluster only to its own members: its survivors'
+            -- components are computed among themselves.
+            EXECUTE format(
+                'WITH m AS (SELECT s.id::int8 AS id, s.cluster_id::int8 AS cluster_id '
+                '           FROM %1$s s WHERE s.cluster_id = ANY ($1)), '
+                '     f AS (SELECT c.id, c.cluster_id FROM @extschema@.simhash_clusters($2, $3) c) '
+                'SELECT array_agg(m.id), array_agg(m.cluster_id), array_agg(f.cluster_id) '
+                'FROM m LEFT JOIN f ON f.id = m.id '
+                'WHERE f.id IS NULL OR f.cluster_id <> m.cluster_id',
+                state)
+                INTO part_id, part_old, part_new
+                USING dirty,
+                      -- OFFSET 0: a lookup per member, not a scan of source
+                      format('SELECT s.id, d.sh FROM %2$s s '
+                             'CROSS JOIN LATERAL (SELECT x.%1$I AS sh FROM %3$s x '
+                             '                    WHERE x.%4$I = s.id OFFSET 0) d '
+                             'WHERE s.cluster_id = ANY (%5$L::int8[])',
+                             fingerprint_column, state, source, id_column, dirty),
+                      max_distance;
+            PERFORM @extschema@.simhash_clusters_apply(state, part_id, part_new);
+            ch_id := ch_id || part_id;
+            ch_old := ch_old || part_old;
+        END IF;
+        -- New rows.  Rows of one fingerprint are joined to its first new
+        -- row (rep).  A fingerprint an old row already has (its twin, one
+        -- equality lookup) joins that row's cluster and nothing else: every
+        -- old row within the radius of the twin is in the twin's cluster.
+        -- Any other fingerprint probes the index once, for the rows of
+        -- other fingerprints.  Ends of edges are rows, or their cluster
+        -- when they have one: old clusters enter as one node each.  A probe
+        -- that finds more than probe_cap rows (near a large group, which
+        -- it would read whole) stops there, and the night takes the full
+        -- run: a night costs at most probe_cap rows per new fingerprint
+        -- more than the full run.
+        EXECUTE format(
+            'WITH nr AS (SELECT x.%1$I::int8 AS id, x.%2$I AS sh, '
+            '                   min(x.%1$I::int8) OVER (PARTITION BY x.%2$I) AS rep '
+            '            FROM %3$s x WHERE x.%1$I > %4$L::int8 AND x.%2$I IS NOT NULL), '
+            '     n AS (SELECT nr.rep, nr.sh, t.id AS twin FROM nr '
+            '           LEFT JOIN LATERAL (SELECT y.%1$I::int8 AS id FROM %3$s y '
+            '                              WHERE y.%2$I OPERATOR(@extschema@.=) nr.sh '
+            '                                AND y.%1$I <= %4$L::int8 LIMIT 1) t ON true '
+            '           WHERE nr.id = nr.rep), '
+            '     e AS (SELECT nr.id AS a, nr.rep AS b, 1::int8 AS rn FROM nr WHERE nr.id <> nr.rep '
+            '           UNION ALL '
+            '           SELECT n.rep, n.twin, 1 FROM n WHERE n.twin IS NOT NULL '
+            '           UNION ALL '
+            '           SELECT n.rep, o.id, o.rn FROM n '
+            '           CROSS JOIN LATERAL (SELECT y.%1$I::int8 AS id, row_number() OVER () AS rn '
+            '                               FROM %3$s y '
+            '                               WHERE y.%2$I OPERATOR(@extschema@.<~>) n.sh <= %5$s '
+            '                                 AND NOT y.%2$I OPERATOR(@extschema@.=) n.sh '
+            '                               LIMIT %7$s + 1) o '
+            '           WHERE n.twin IS NULL) '
+            'SELECT array_agg(COALESCE(sa.cluster_id::int8, e.a)) FILTER (WHERE e.rn <= %7$s), '
+            '       array_agg(COALESCE(sb.cluster_id::int8, e.b)) FILTER (WHERE e.rn <= %7$s), '
+            '       COALESCE(max(e.rn) > %7$s, false) '
+            'FROM e LEFT JOIN %6$s sa ON sa.id = e.a LEFT JOIN %6$s sb ON sb.id = e.b',
+            id_column, fingerprint_column, source, since, max_distance, state, probe_cap)
+            INTO edge_a, edge_b, saturated;
+        IF saturated THEN
+            RAISE DEBUG 'simhash_clusters_update: a probe found more than % rows: the full run', probe_cap;
+            probe := false;
+        ELSIF edge_a IS NOT NULL THEN
+            -- A node is an old cluster (relabel its members) or a row in no
+            -- cluster yet (insert it).
+            EXECUTE
+                'SELECT array_agg(c.id), array_agg(c.cluster_id) FROM @extschema@.dedup_clusters($1) c'
+                INTO part_id, part_new
+                USING format('SELECT * FROM unnest(%L::int8[], %L::int8[])', edge_a, edge_b);
+            EXECUTE format(
+                'WITH c AS (SELECT * FROM unnest($1, $2) c(node, cid)), '
+                '     u AS (UPDATE %1$s s SET cluster_id = c.cid FROM c '
+                '           WHERE s.cluster_id = c.node AND s.cluster_id <> c.cid '
+                '           RETURNING s.id::int8 AS id, c.node AS old), '
+                '     i AS (INSERT INTO %1$s (id, cluster_id) SELECT c.node, c.cid FROM c '
+                '           WHERE NOT EXISTS (SELECT FROM %1$s s WHERE s.id = c.node) '
+                '           RETURNING id::int8 AS id, NULL::int8 AS old) '
+                'SELECT array_agg(x.id), array_agg(x.old) FROM (TABLE u UNION ALL TABLE i) x',
+                state)
+                INTO part_id, part_old
+                USING part_id, part_new;
+            ch_id := ch_id || part_id;
+            ch_old := ch_old || part_old;
+        END IF;
+    END IF;
+
+    IF NOT probe THEN
+        -- The whole table, applied as a difference.
+        EXECUTE format(
+            'WITH f AS (SELECT c.id, c.cluster_id FROM @extschema@.simhash_clusters($1, $2, $3, $4) c) '
+            'SELECT array_agg(COALESCE(s.id::int8, f.id)), array_agg(s.cluster_id::int8), array_agg(f.cluster_id) '
+            'FROM %s s FULL JOIN f ON s.id = f.id '
+            'WHERE s.id IS NULL OR f.id IS NULL OR s.cluster_id IS DISTINCT FROM f.cluster_id',
+            state)
+            INTO part_id, part_old, part_new
+            USING source, id_column, fingerprint_column, max_distance;
+        PERFORM @extschema@.simhash_clusters_apply(state, part_id, part_new);
+        ch_id := ch_id || part_id;
+        ch_old := ch_old || part_old;
+    END IF;
+
+    -- Each changed row once: its cluster before the call and now.
+    RETURN QUERY EXECUTE format(
+        'SELECT x.id, x.old, x.now FROM ('
+        '  SELECT DISTINCT ON (c.id) c.id, c.old, s.cluster_id::int8 AS now '
+        '  FROM unnest($1, $2) WITH ORDINALITY c(id, old, ord) '
+        '  LEFT JOIN %s s ON s.id = c.id ORDER BY c.id, c.ord) x '
+        'WHERE x.old IS DISTINCT FROM x.now ORDER BY x.id',
+        state)
+        USING ch_id, ch_old;
+END
+$$;
+
+-- simhash_clusters_update's writer: each id takes its new cluster id, or
+-- leaves state when that is NULL.
+CREATE FUNCTION @extschema@.simhash_clusters_apply(state pg_catalog.regclass,
+                                                   ids pg_catalog.int8[],
+                                                   cluster_ids pg_catalog.int8[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF ids IS NULL THEN
+        RETURN;
+    END IF;
+    EXECUTE format('DELETE FROM %s s USING unnest($1, $2) d(id, cid) '
+                   'WHERE s.id = d.id AND d.cid IS NULL', state)
+        USING ids, cluster_ids;
+    EXECUTE format('UPDATE %s s SET cluster_id = d.cid FROM unnest($1, $2) d(id, cid) '
+                   'WHERE s.id = d.id AND s.cluster_id IS DISTINCT FROM d.cid', state)
+        USING ids, cluster_ids;
+    EXECUTE format('INSERT INTO %1$s (id, cluster_id) '
+                   'SELECT d.id, d.cid FROM unnest($1, $2) d(id, cid) '
+                   'WHERE d.cid IS NOT NULL AND NOT EXISTS (SELECT FROM %1$s s WHERE s.id = d.id)', state)
+        USING ids, cluster_ids;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_clusters_update(pg_catalog.regclass, pg_catalog.regclass, pg_catalog.name,
+                                                        pg_catalog.name, pg_catalog.int8, pg_catalog.int4,
+                                                        pg_catalog.int8[])
+    IS 'bring a table of simhash_clusters rows up to date after inserts (ids above since) and deletes; returns the rows whose cluster changed';
+COMMENT ON FUNCTION @extschema@.simhash_clusters_apply(pg_catalog.regclass, pg_catalog.int8[], pg_catalog.int8[])
+    IS 'internal to simhash_clusters_update: set, add or remove rows of a clusters state table';
+
+-- ===== end section: incremental clusters =====

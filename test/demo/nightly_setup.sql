@@ -1,12 +1,28 @@
 -- Once, before the first nightly run (doc/dedup.md, "A nightly job"):
--- where the job keeps its pairs and how far it got, the flag it sets, and
--- the GIN index its probes use.  Idempotent.
-CREATE TABLE IF NOT EXISTS dedup_pair (
-    id_a     bigint NOT NULL,
-    id_b     bigint NOT NULL,
-    distance int    NOT NULL,
-    PRIMARY KEY (id_a, id_b)
+-- the job's state (a cluster id per row in a cluster, the changes of its
+-- last run, the rows deleted since, how far it got), the flag it sets, and the GIN index its probes
+-- use.  Idempotent.
+CREATE TABLE IF NOT EXISTS dedup_cluster (
+    id         bigint PRIMARY KEY,
+    cluster_id bigint NOT NULL      -- the smallest id of the cluster
 );
+CREATE INDEX IF NOT EXISTS dedup_cluster_cluster_id ON dedup_cluster (cluster_id);
+CREATE TABLE IF NOT EXISTS dedup_change (
+    id             bigint,
+    old_cluster_id bigint,
+    cluster_id     bigint
+);
+-- The ids deleted since the last run, logged as they go: the job looks
+-- for those only, not for every clustered row.
+CREATE TABLE IF NOT EXISTS dedup_deleted (id bigint);
+CREATE OR REPLACE FUNCTION dedup_log_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO dedup_deleted SELECT gone.id FROM gone;
+    RETURN NULL;
+END
+$$;
+CREATE OR REPLACE TRIGGER doc_dedup_deleted AFTER DELETE ON doc
+    REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION dedup_log_deleted();
 CREATE TABLE IF NOT EXISTS dedup_state (
     job     text PRIMARY KEY,
     last_id bigint              -- the largest id the last run saw

@@ -7,12 +7,13 @@
 # (night 3: few new rows, index probes); night 4 has nothing to do.  Checks,
 # against the truth computed from scratch (all pairs by a self-join,
 # components by a recursive CTE):
-#   - the kept pairs are exactly all pairs of the rows present;
+#   - the job's state (a cluster id per row) is exactly the clusters of
+#     the rows present;
 #   - every cluster has exactly one unflagged row, the longest text (ties:
 #     the smallest id); rows in no pair are not flagged;
 #   - no two unflagged rows are near-duplicates;
-#   - night 3 probes the GIN index; each edited copy pairs with its
-#     original and, being longer, is now the row kept;
+#   - night 3 probes the GIN index once per new row; each edited copy is
+#     in its original's cluster and, being longer, is now the row kept;
 #   - night 4 changes nothing, also when the job's text is sent as one
 #     command string (as pg_cron does);
 #   - the same job run once from scratch gives the same flags.
@@ -48,10 +49,10 @@ echo "# corpus: $(psql_q -c "SELECT count(*) FROM doc") rows on night 1, $(psql_
 psql_q -f "$ROOT/test/demo/nightly_setup.sql"
 night 1
 # Between nights: the second half arrives; a representative (the kept row
-# with the most pairs) and a flagged row are deleted.
+# of the largest cluster) and a flagged row are deleted.
 gone=$(psql_q -c "SELECT string_agg(id::text, ',') FROM (
-	(SELECT id FROM doc WHERE NOT is_dup AND id IN (SELECT id FROM dedup_clusters('SELECT id_a, id_b FROM dedup_pair'))
-	 ORDER BY (SELECT count(*) FROM dedup_pair WHERE id_a = doc.id OR id_b = doc.id) DESC, id LIMIT 1)
+	(SELECT d.id FROM doc d JOIN dedup_cluster c USING (id) WHERE NOT d.is_dup
+	 ORDER BY (SELECT count(*) FROM dedup_cluster m WHERE m.cluster_id = c.cluster_id) DESC, d.id LIMIT 1)
 	UNION ALL (SELECT id FROM doc WHERE is_dup ORDER BY id DESC LIMIT 1)) x")
 echo "# deleted between nights: $gone"
 psql_q -c "DELETE FROM doc WHERE id IN ($gone)" \
@@ -87,9 +88,9 @@ SELECT id, min(r) AS cluster_id FROM reach GROUP BY id;
 SQL
 echo "# truth: $(psql_q -c "SELECT count(*) FROM truth_pair") pairs, $(psql_q -c "SELECT count(DISTINCT cluster_id) || ' clusters of ' || count(*) || ' rows' FROM truth_cluster")"
 
-r=$(psql_q -c "SELECT (SELECT count(*) FROM (SELECT id_a, id_b, distance FROM dedup_pair EXCEPT TABLE truth_pair) x)
-                    + (SELECT count(*) FROM (TABLE truth_pair EXCEPT SELECT id_a, id_b, distance FROM dedup_pair) x)")
-ok $([ "$r" = 0 ] && echo 0 || echo 1) "the kept pairs are all pairs of the rows present ($r differences)"
+r=$(psql_q -c "SELECT (SELECT count(*) FROM (SELECT id, cluster_id FROM dedup_cluster EXCEPT TABLE truth_cluster) x)
+                    + (SELECT count(*) FROM (TABLE truth_cluster EXCEPT SELECT id, cluster_id FROM dedup_cluster) x)")
+ok $([ "$r" = 0 ] && echo 0 || echo 1) "the job's state is the clusters of the rows present ($r differences)"
 r=$(psql_q -c "SELECT count(*) FROM (
 	SELECT c.cluster_id, count(*) FILTER (WHERE NOT d.is_dup) AS kept,
 	       (array_agg(d.id ORDER BY octet_length(d.body) DESC, d.id))[1] AS longest,
@@ -103,12 +104,14 @@ r=$(psql_q -c "SELECT count(*) FROM doc a JOIN doc b ON a.sh <~> b.sh <= 3 AND a
 ok $([ "$r" = 0 ] && echo 0 || echo 1) "no two unflagged rows are near-duplicates ($r pairs)"
 flagged=$(psql_q -c "SELECT count(*) FROM doc WHERE is_dup")
 ok $([ "$flagged" -gt 0 ] && echo 0 || echo 1) "the corpus has duplicates to flag ($flagged rows flagged)"
-grep -qE '^ +0 *$' <(sed -n '/new_pairs/,/row/p' "/tmp/nd-night-$$-4") && grep -qE '^ +0 *$' <(sed -n '/flags_changed/,/row/p' "/tmp/nd-night-$$-4")
-ok $? "night 4 (nothing new) finds no pair and changes no flag"
+r=$(psql_q -c "SELECT count(*) FROM dedup_change")
+grep -qE '^ +0 *$' <(sed -n '/flags_changed/,/row/p' "/tmp/nd-night-$$-4") && [ "$r" = 0 ]
+ok $? "night 4 (nothing new) changes no cluster ($r) and no flag"
 ok $([ "$scans_after" -eq $((scans_before + 5)) ] && echo 0 || echo 1) "night 3 probed the GIN index once for each of its five new rows ($scans_before -> $scans_after scans)"
 r=$(psql_q -c "SELECT count(*) FROM doc c JOIN doc o ON o.name || ' (edited)' = c.name
-	JOIN dedup_pair p ON p.id_a = o.id AND p.id_b = c.id WHERE c.id > 10000 AND NOT c.is_dup AND o.is_dup")
-ok $([ "$r" = 5 ] && echo 0 || echo 1) "each edited copy pairs with its original and is now the row kept ($r of 5)"
+	JOIN dedup_cluster co ON co.id = o.id JOIN dedup_cluster cc ON cc.id = c.id AND cc.cluster_id = co.cluster_id
+	WHERE c.id > 10000 AND NOT c.is_dup AND o.is_dup")
+ok $([ "$r" = 5 ] && echo 0 || echo 1) "each edited copy is in its original's cluster and is now the row kept ($r of 5)"
 r=$(psql_q -c "SELECT count(*) FROM doc WHERE sh IS NULL AND simhash(body) IS NOT NULL")
 ok $([ "$r" = 0 ] && echo 0 || echo 1) "every new row was fingerprinted"
 # pg_cron sends a job as one command string: the file must work that way.
@@ -120,7 +123,7 @@ ok $([ "$r" = 0 ] && [ "$before" = "$after" ] && echo 0 || echo 1) "the job's te
 
 # The same job once, from scratch, on the final table.
 psql_q -c "CREATE TABLE incremental AS SELECT id, is_dup FROM doc" \
-	-c "TRUNCATE dedup_pair" -c "UPDATE dedup_state SET last_id = NULL" -c "UPDATE doc SET is_dup = false, sh = NULL"
+	-c "TRUNCATE dedup_cluster" -c "UPDATE dedup_state SET last_id = NULL" -c "UPDATE doc SET is_dup = false, sh = NULL"
 night full
 r=$(psql_q -c "SELECT count(*) FROM (SELECT id, is_dup FROM doc EXCEPT TABLE incremental) x")
 ok $([ "$r" = 0 ] && echo 0 || echo 1) "four incremental nights flag the same rows as one full run ($r differences)"
