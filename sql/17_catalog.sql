@@ -16,7 +16,8 @@ ORDER BY p.proname, p.oid::regprocedure::text;
 -- PostgreSQL's own eqsel is), and the dedup functions, which read tables
 -- through SPI in the caller's snapshot (PARALLEL RESTRICTED: their query may
 -- read the leader's temporary tables).  Only dedup_keep_one, which deletes
--- or flags rows, is VOLATILE and parallel unsafe.
+-- or flags rows, and simhash_clusters_update (with its writer), which
+-- writes a state table, are VOLATILE and parallel unsafe.
 SELECT p.oid::regprocedure AS not_immutable_or_unsafe, p.provolatile, p.proparallel
 FROM pg_proc p
 JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
@@ -31,3 +32,20 @@ FROM pg_operator o
 JOIN pg_depend d ON d.classid = 'pg_operator'::regclass AND d.objid = o.oid AND d.deptype = 'e'
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'neardup'
 ORDER BY o.oprname, o.oid::regoperator::text;
+
+-- psql help (\df+, \dx+, \do+, \dC+): every member of the extension has a
+-- one-line description.  Lists the members without one (none).
+SELECT pg_describe_object(d.classid, d.objid, d.objsubid) AS member_without_comment
+FROM pg_depend d
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'neardup'
+WHERE d.deptype = 'e'
+  AND obj_description(d.objid, (SELECT c.relname FROM pg_class c WHERE c.oid = d.classid)) IS NULL
+ORDER BY 1;
+-- and each kind of member counted, so that a kind the query above would
+-- miss shows here
+SELECT (SELECT c.relname FROM pg_class c WHERE c.oid = d.classid) AS catalog, count(*) AS members,
+       count(obj_description(d.objid, (SELECT c.relname FROM pg_class c WHERE c.oid = d.classid))) AS commented
+FROM pg_depend d
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'neardup'
+WHERE d.deptype = 'e'
+GROUP BY 1 ORDER BY 1;
