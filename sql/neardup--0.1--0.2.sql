@@ -307,6 +307,10 @@ DECLARE
     total float8;
     probe bool := false;
     how text;
+    -- GIN and GiST indexes of source led by the fingerprint: what probes use
+    fp_index oid[];
+    fp_am name[];
+    fp_mine bool[];
 BEGIN
     IF state IS NULL OR source IS NULL OR id_column IS NULL OR fingerprint_column IS NULL
        OR max_distance IS NULL THEN
@@ -327,13 +331,15 @@ BEGIN
 
     -- A probe costs about 100 times what the full run costs per row of the
     -- table (measured, doc/dedup.md): probes up to 1% of new rows.
-    IF since IS NOT NULL AND EXISTS (
-        SELECT FROM pg_index i
-        JOIN pg_class ic ON ic.oid = i.indexrelid
-        JOIN pg_am am ON am.oid = ic.relam
-        JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-        WHERE i.indrelid = source AND a.attname = fingerprint_column
-          AND am.amname = ANY (ARRAY['gin', 'gist']::name[])) THEN
+    SELECT array_agg(i.indexrelid), array_agg(am.amname), array_agg(pg_has_role(ic.relowner, 'USAGE'))
+      INTO fp_index, fp_am, fp_mine
+      FROM pg_index i
+      JOIN pg_class ic ON ic.oid = i.indexrelid
+      JOIN pg_am am ON am.oid = ic.relam
+      JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+     WHERE i.indrelid = source AND a.attname = fingerprint_column
+       AND am.amname = ANY (ARRAY['gin', 'gist']::name[]);
+    IF since IS NOT NULL AND fp_index IS NOT NULL THEN
         EXECUTE format('SELECT count(*) FROM %s WHERE %I > %L::int8', source, id_column, since)
             INTO new_rows;
         -- The table's rows as the planner estimates them: the density of
@@ -361,13 +367,9 @@ BEGIN
         -- A GIN scan reads the index's whole pending list, where today's
         -- rows wait (fastupdate): thousands of probes would each read it.
         -- Merge it first, as VACUUM would, where the caller owns the index.
-        PERFORM gin_clean_pending_list(i.indexrelid)
-        FROM pg_index i
-        JOIN pg_class ic ON ic.oid = i.indexrelid
-        JOIN pg_am am ON am.oid = ic.relam
-        JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-        WHERE i.indrelid = source AND a.attname = fingerprint_column AND am.amname = 'gin'
-          AND pg_has_role(ic.relowner, 'USAGE');
+        PERFORM gin_clean_pending_list(x.ix::regclass)
+        FROM unnest(fp_index, fp_am, fp_mine) x(ix, am, mine)
+        WHERE x.am = 'gin' AND x.mine;
         -- Deleted rows leave the state; the clusters they left may split.
         -- Without the list of deleted ids, every row of the state is looked
         -- for in source; with it, those ids only.
