@@ -306,6 +306,7 @@ DECLARE
     new_rows float8;
     total float8;
     probe bool := false;
+    estimated bool;
     how text;
     -- GIN and GiST indexes of source led by the fingerprint: what probes use
     fp_index oid[];
@@ -329,8 +330,6 @@ BEGIN
     EXECUTE format('LOCK TABLE %s IN SHARE MODE', source);
     EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', state);
 
-    -- A probe costs about 100 times what the full run costs per row of the
-    -- table (measured, doc/dedup.md): probes up to 1% of new rows.
     SELECT array_agg(i.indexrelid), array_agg(am.amname), array_agg(pg_has_role(ic.relowner, 'USAGE'))
       INTO fp_index, fp_am, fp_mine
       FROM pg_index i
@@ -347,12 +346,14 @@ BEGIN
         SELECT sum(c.reltuples / c.relpages
                    * (pg_relation_size(c.oid) / current_setting('block_size')::float8)),
                bool_and(c.relpages > 0 AND c.reltuples >= 0)
-          INTO total, probe
+          INTO total, estimated
           FROM pg_partition_tree(source) p JOIN pg_class c ON c.oid = p.relid
          WHERE p.isleaf AND c.relpages > 0;
-        IF total IS NULL OR NOT probe THEN
+        IF total IS NULL OR NOT estimated THEN
             EXECUTE format('SELECT count(*) FROM %s', source) INTO total;
         END IF;
+        -- A probe costs about 100 times what the full run costs per row of
+        -- the table (measured, doc/dedup.md): probes up to 1% of new rows.
         probe := new_rows * 100 <= total;
         how := format('%s: %s new rows of %s',
                       CASE WHEN probe THEN 'index probes' ELSE 'simhash_clusters()' END,
