@@ -12,7 +12,11 @@ MODULE_big  = neardup
 CORE_SRCS   = $(sort $(wildcard src/core/*.c))
 
 # SQL-facing code, one file per concern.
-SQL_SRCS    = $(sort $(wildcard src/*.c src/index/*.c src/planner/*.c src/dedup/*.c))
+# The folders follow the data path: the type, text -> features ->
+# fingerprints, MinHash, index opclasses and the Hamming access method,
+# planner support, dedup jobs.
+SQL_DIRS    = src src/type src/fingerprint src/minhash src/index src/hamming src/planner src/dedup
+SQL_SRCS    = $(sort $(foreach d,$(SQL_DIRS),$(wildcard $(d)/*.c)))
 
 OBJS        = $(SQL_SRCS:.c=.o) $(CORE_SRCS:.c=.o)
 
@@ -27,7 +31,7 @@ REGRESS     = $(sort $(basename $(notdir $(filter-out sql/$(EXTENSION)--%, $(wil
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
 
 # xxHash is header-only when inlined: no run-time dependency on libxxhash.
-PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/core -DXXH_INLINE_ALL
+PG_CPPFLAGS = $(foreach d,$(SQL_DIRS) src/core,-I$(srcdir)/$(d)) -DXXH_INLINE_ALL
 PG_CFLAGS   = -O3
 
 # Prefer the PostgreSQL 15 that Debian installs; PG_CONFIG=... overrides.
@@ -44,7 +48,7 @@ endif
 
 # PGXS does not track header dependencies: rebuild everything when any
 # header changes (struct layouts are shared between files).
-$(OBJS): $(wildcard src/*.h src/core/*.h src/index/*.h src/planner/*.h src/dedup/*.h)
+$(OBJS): $(foreach d,$(SQL_DIRS) src/core,$(wildcard $(d)/*.h))
 
 .PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice
 
@@ -94,7 +98,7 @@ bench-pairs:
 bench-clusters:
 	@bash test/bench/run_clusters.sh
 
-# minhash_clusters at two sizes with a large identical group (SIZES).
+# simhash_clusters_update against a full run (ROWS, NEW, GONE, GROUP).
 bench-clusters-update:
 	@bash test/bench/run_clusters_update.sh
 

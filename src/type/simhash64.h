@@ -6,7 +6,7 @@
  * Values are compared as unsigned 64-bit integers, so that the order of
  * the values agrees with the order of their hex text form.
  *
- * src/simhash64.h
+ * src/type/simhash64.h
  *
  *-------------------------------------------------------------------------
  */
