@@ -1,0 +1,183 @@
+/*-------------------------------------------------------------------------
+ *
+ * nd_mih.c
+ *		Multi-index hashing steps and the flat distance kernel (see
+ *		nd_mih.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "nd_mih.h"
+
+#include <stdlib.h>
+
+static inline int
+popcount64_portable(uint64_t x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (int) ((x * 0x0101010101010101ULL) >> 56);
+}
+
+void
+nd_mih_query_init(nd_mih_query *mq, const nd_layout *l, uint64_t code)
+{
+	mq->layout = *l;
+	mq->code = code;
+	for (int i = 0; i < ND_PERMUTE_MAX_BLOCKS; i++)
+	{
+		int			w = i < l->nblocks ? l->width[i] : 0;
+		uint64_t	ones = w >= 64 ? ~(uint64_t) 0 : (((uint64_t) 1 << w) - 1);
+
+		mq->block_mask[i] = w == 0 ? 0 : ones << (64 - l->start[i] - w);
+	}
+}
+
+int
+nd_mih_first_step(const nd_mih_query *mq, uint64_t code)
+{
+	uint64_t	diff = mq->code ^ code;
+	int			m = mq->layout.nblocks;
+	int			best = ND_MIH_LAST_STEP * m + m;
+
+	for (int i = 0; i < m; i++)
+	{
+		int			step = popcount64_portable(diff & mq->block_mask[i]) * m + i;
+
+		if (step < best)
+			best = step;
+	}
+	return best;
+}
+
+uint64_t
+nd_mih_step_size(const nd_layout *l, int step)
+{
+	int			w = l->width[nd_mih_step_table(l, step)];
+	int			s = nd_mih_step_distance(l, step);
+	uint64_t	binom = 1;
+
+	if (step < 0 || s > w)
+		return 0;
+	for (int k = 0; k < s; k++)
+		binom = binom * (uint64_t) (w - k) / (uint64_t) (k + 1);
+	return binom;
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t	x = *(const uint32_t *) a,
+				y = *(const uint32_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t
+nd_mih_step_values(const nd_mih_query *mq, int step, uint32_t *values)
+{
+	const nd_layout *l = &mq->layout;
+	int			table = nd_mih_step_table(l, step);
+	int			w = l->width[table];
+	int			s = nd_mih_step_distance(l, step);
+	uint32_t	center = nd_block(l, table, mq->code);
+	uint64_t	limit = (uint64_t) 1 << w;
+	uint64_t	flips;
+	size_t		n = 0;
+
+	if (step < 0 || s > w)
+		return 0;
+	if (s == 0)
+	{
+		values[0] = center;
+		return 1;
+	}
+	/* the w-bit masks with s bits set, in increasing order (Gosper) */
+	for (flips = ((uint64_t) 1 << s) - 1; flips < limit;)
+	{
+		uint64_t	low = flips & (~flips + 1);
+		uint64_t	ripple = flips + low;
+
+		values[n++] = center ^ (uint32_t) flips;
+		flips = (((ripple ^ flips) >> 2) / low) | ripple;
+	}
+	if (center != 0)
+		qsort(values, n, sizeof(uint32_t), cmp_u32);
+	return n;
+}
+
+void
+nd_sorted_range(const uint64_t *keys, size_t n, uint64_t lo, uint64_t hi,
+				size_t *begin, size_t *end)
+{
+	size_t		a = 0,
+				b = n;
+
+	/* first key >= lo */
+	while (a < b)
+	{
+		size_t		mid = a + (b - a) / 2;
+
+		if (keys[mid] < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	*begin = a;
+	/* first key > hi */
+	b = n;
+	while (a < b)
+	{
+		size_t		mid = a + (b - a) / 2;
+
+		if (keys[mid] <= hi)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	*end = a;
+}
+
+/*
+ * The kernel: a plain loop the compiler unrolls.  On x86-64 the build
+ * targets the baseline ISA, which has no popcount instruction, so a second
+ * copy is compiled for CPUs that have it and chosen once at run time.
+ */
+static void
+distances_portable(const uint64_t *codes, size_t n, uint64_t q, uint8_t *dist)
+{
+	for (size_t i = 0; i < n; i++)
+		dist[i] = (uint8_t) popcount64_portable(codes[i] ^ q);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("popcnt")))
+static void
+distances_popcnt(const uint64_t *codes, size_t n, uint64_t q, uint8_t *dist)
+{
+	for (size_t i = 0; i < n; i++)
+		dist[i] = (uint8_t) __builtin_popcountll(codes[i] ^ q);
+}
+
+void
+nd_hamming_distances(const uint64_t *codes, size_t n, uint64_t q, uint8_t *dist)
+{
+	static int	have_popcnt = -1;
+
+	if (have_popcnt < 0)
+	{
+		__builtin_cpu_init();
+		have_popcnt = __builtin_cpu_supports("popcnt") ? 1 : 0;
+	}
+	if (have_popcnt)
+		distances_popcnt(codes, n, q, dist);
+	else
+		distances_portable(codes, n, q, dist);
+}
+#else
+void
+nd_hamming_distances(const uint64_t *codes, size_t n, uint64_t q, uint8_t *dist)
+{
+	distances_portable(codes, n, q, dist);
+}
+#endif

@@ -1,0 +1,88 @@
+/*-------------------------------------------------------------------------
+ *
+ * nd_mih.h
+ *		Exact nearest-neighbour and radius search in Hamming space by
+ *		multi-index hashing (Norouzi, Punjani, Fleet, TPAMI 2014) over the
+ *		permuted tables of nd_permute.h, and the flat distance kernel.
+ *
+ * The search runs in steps.  Step t probes table t % m at block distance
+ * exactly t / m: every block value that differs from the query's block in
+ * that many bits.  After steps 0..T, table j has been probed at block
+ * distances 0..s_j with sum_j (s_j + 1) = T + 1, so every code within T
+ * bits of the query has been met (its m block distances sum to at most T,
+ * so one of them is at most s_j).  A search for the k nearest codes thus
+ * emits, after step T, every code met so far at distance T: the distances
+ * come out exact and in order, step by step, with no final sort.
+ *
+ * A code is met once per table whose probes reach it.  It counts only at
+ * its first meeting, the step nd_mih_first_step() computes from the code
+ * itself, so no set of codes already seen is needed.
+ *
+ * Plain C, no server headers.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ND_MIH_H
+#define ND_MIH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nd_permute.h"
+
+/* Steps 0..ND_MIH_LAST_STEP(m) meet every code: distance 64 is the most. */
+#define ND_MIH_LAST_STEP	64
+
+typedef struct nd_mih_query
+{
+	nd_layout	layout;
+	uint64_t	code;
+	/* block i of a code, in place: code & block_mask[i] */
+	uint64_t	block_mask[ND_PERMUTE_MAX_BLOCKS];
+} nd_mih_query;
+
+extern void nd_mih_query_init(nd_mih_query *mq, const nd_layout *l, uint64_t code);
+
+static inline int
+nd_mih_step_table(const nd_layout *l, int step)
+{
+	return step % l->nblocks;
+}
+
+static inline int
+nd_mih_step_distance(const nd_layout *l, int step)
+{
+	return step / l->nblocks;
+}
+
+/* Number of steps a radius-r search runs: steps 0..r. */
+static inline int
+nd_mih_steps_for_radius(int radius)
+{
+	return radius < 0 ? 0 : (radius > ND_MIH_LAST_STEP ? ND_MIH_LAST_STEP : radius) + 1;
+}
+
+/* The step at which `code` is first met (min over i of d_i * m + i). */
+extern int	nd_mih_first_step(const nd_mih_query *mq, uint64_t code);
+
+/* Number of block values step t probes: C(width, distance), or 0. */
+extern uint64_t nd_mih_step_size(const nd_layout *l, int step);
+
+/*
+ * The block values of step t in ascending order (so that their runs of
+ * entries are visited in storage order); `values` must hold
+ * nd_mih_step_size() of them.  Returns how many were written.
+ */
+extern size_t nd_mih_step_values(const nd_mih_query *mq, int step, uint32_t *values);
+
+/*
+ * In keys[0..n), ascending, the range [*begin, *end) of keys between lo and
+ * hi inclusive.
+ */
+extern void nd_sorted_range(const uint64_t *keys, size_t n, uint64_t lo, uint64_t hi,
+							size_t *begin, size_t *end);
+
+/* dist[i] = Hamming distance of codes[i] and q, for i < n. */
+extern void nd_hamming_distances(const uint64_t *codes, size_t n, uint64_t q, uint8_t *dist);
+
+#endif							/* ND_MIH_H */

@@ -1,0 +1,235 @@
+/*
+ * Unit tests of multi-index hashing (nd_mih.c): the block values of a step
+ * are exactly those at the step's distance, in ascending order; every code
+ * is counted at exactly one step, its first meeting; after step T every
+ * code within T bits has been counted (what makes the k-NN search exact);
+ * the range search and the distance kernel agree with brute force.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nd_mih.h"
+#include "splitmix.h"
+#include "tap.h"
+
+static uint64_t rng_state = 0x0123456789abcdefULL;
+
+static uint64_t
+rnd(void)
+{
+	return splitmix64_next(&rng_state);
+}
+
+static int
+popcount64(uint64_t x)
+{
+	return __builtin_popcountll(x);
+}
+
+static uint64_t
+flip_random(uint64_t q, int d)
+{
+	uint64_t	mask = 0;
+
+	while (popcount64(mask) < d)
+		mask |= (uint64_t) 1 << (rnd() & 63);
+	return q ^ mask;
+}
+
+static void
+test_step_values(void)
+{
+	int			bad = 0;
+	uint32_t   *values = malloc(sizeof(uint32_t) * ((size_t) 1 << 22));
+
+	for (int m = 3; m <= 8; m++)
+	{
+		nd_layout	l;
+		nd_mih_query mq;
+		uint64_t	total[ND_PERMUTE_MAX_BLOCKS] = {0};
+
+		nd_layout_init(&l, m);
+		nd_mih_query_init(&mq, &l, rnd());
+		for (int t = 0; t < (ND_MIH_LAST_STEP + 1) * m; t++)
+		{
+			int			table = nd_mih_step_table(&l, t);
+			uint32_t	center = nd_block(&l, table, mq.code);
+			size_t		n = nd_mih_step_values(&mq, t, values);
+
+			if (n != nd_mih_step_size(&l, t))
+				bad++;
+			total[table] += n;
+			for (size_t i = 0; i < n; i++)
+			{
+				if (popcount64(values[i] ^ center) != nd_mih_step_distance(&l, t))
+					bad++;
+				if (values[i] >> l.width[table] != 0)
+					bad++;
+				if (i > 0 && values[i] <= values[i - 1])
+					bad++;
+			}
+		}
+		for (int i = 0; i < m; i++)
+			if (total[i] != (uint64_t) 1 << l.width[i])
+				bad++;
+	}
+	free(values);
+	ok(bad == 0, "step values: exact distance, ascending, every block value once per table (m = 3..8)");
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t	x = *(const uint32_t *) a,
+				y = *(const uint32_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Simulate the search over a small set of codes: a step meets the codes
+ * whose block equals one of its values.  Check the counting rule.
+ */
+static void
+test_search(int m, int ncodes)
+{
+	nd_layout	l;
+	nd_mih_query mq;
+	uint64_t   *codes = malloc(sizeof(uint64_t) * ncodes);
+	int		   *counted = calloc(ncodes, sizeof(int));
+	int		   *counted_at = calloc(ncodes, sizeof(int));
+	uint32_t   *values = malloc(sizeof(uint32_t) * ((size_t) 1 << 22));
+	uint64_t	q = rnd();
+	int			bad_once = 0,
+				bad_complete = 0,
+				bad_order = 0;
+
+	nd_layout_init(&l, m);
+	nd_mih_query_init(&mq, &l, q);
+	for (int i = 0; i < ncodes; i++)
+	{
+		switch (i % 4)
+		{
+			case 0:
+				codes[i] = rnd();
+				break;
+			case 1:
+				codes[i] = flip_random(q, (int) (rnd() % 20));
+				break;
+			case 2:
+				codes[i] = q;
+				break;
+			default:
+				codes[i] = flip_random(q, 20 + (int) (rnd() % 45));
+		}
+	}
+
+	for (int t = 0; t < (ND_MIH_LAST_STEP + 1) * m; t++)
+	{
+		int			table = nd_mih_step_table(&l, t);
+		size_t		n = nd_mih_step_values(&mq, t, values);
+
+		for (int i = 0; i < ncodes; i++)
+		{
+			uint32_t	b = nd_block(&l, table, codes[i]);
+
+			if (n > 0 && bsearch(&b, values, n, sizeof(uint32_t), cmp_u32) != NULL &&
+				nd_mih_first_step(&mq, codes[i]) == t)
+			{
+				counted[i]++;
+				counted_at[i] = t;
+			}
+		}
+		/* after step t: every code within distance t counted */
+		if (t <= 64)
+			for (int i = 0; i < ncodes; i++)
+				if (popcount64(codes[i] ^ q) <= t && counted[i] == 0)
+					bad_complete++;
+	}
+	for (int i = 0; i < ncodes; i++)
+	{
+		if (counted[i] != 1)
+			bad_once++;
+		/* a code is never met before its distance allows */
+		if (counted_at[i] > popcount64(codes[i] ^ q) * m + m)
+			bad_order++;
+	}
+	ok(bad_once == 0, "m = %d: each of %d codes counted exactly once", m, ncodes);
+	ok(bad_complete == 0, "m = %d: after step T every code within T bits is counted", m);
+	ok(bad_order == 0, "m = %d: no code counted later than needed", m);
+	free(codes);
+	free(counted);
+	free(counted_at);
+	free(values);
+}
+
+static void
+test_sorted_range(void)
+{
+	uint64_t	keys[200];
+	int			bad = 0;
+
+	for (int i = 0; i < 200; i++)
+		keys[i] = (uint64_t) (i / 3) << 56 | (uint64_t) i;
+	for (int trial = 0; trial < 2000; trial++)
+	{
+		uint64_t	lo = rnd() >> (rnd() % 8),
+					hi = lo + (rnd() >> (rnd() % 64));
+		size_t		n = (size_t) (rnd() % 201),
+					b,
+					e,
+					want_b = 0,
+					want_e = 0;
+
+		if (hi < lo)
+			hi = UINT64_MAX;
+		if (trial % 7 == 0 && n > 0)
+			lo = hi = keys[rnd() % n];
+		nd_sorted_range(keys, n, lo, hi, &b, &e);
+		while (want_b < n && keys[want_b] < lo)
+			want_b++;
+		want_e = want_b;
+		while (want_e < n && keys[want_e] <= hi)
+			want_e++;
+		if (b != want_b || e != want_e)
+			bad++;
+	}
+	ok(bad == 0, "sorted range equals a linear search");
+}
+
+static void
+test_distances(void)
+{
+	enum
+	{
+	N = 1003};
+	uint64_t	codes[N];
+	uint8_t		dist[N];
+	int			bad = 0;
+
+	for (int trial = 0; trial < 50; trial++)
+	{
+		uint64_t	q = trial == 0 ? 0 : trial == 1 ? UINT64_MAX : rnd();
+
+		for (int i = 0; i < N; i++)
+			codes[i] = i % 5 == 0 ? ~q : i % 5 == 1 ? q : rnd();
+		nd_hamming_distances(codes, N - trial, q, dist);
+		for (int i = 0; i < N - trial; i++)
+			if (dist[i] != popcount64(codes[i] ^ q))
+				bad++;
+	}
+	ok(bad == 0, "distance kernel equals popcount, 0 and 64 included");
+}
+
+int
+main(void)
+{
+	test_step_values();
+	/* m = 2 has steps of C(32, 16) values: the index never runs those */
+	for (int m = 3; m <= 8; m++)
+		test_search(m, 600);
+	test_sorted_range();
+	test_distances();
+	return tap_done();
+}
