@@ -535,6 +535,29 @@ COMMENT ON FUNCTION @extschema@.simhash_clusters_apply(pg_catalog.regclass, pg_c
 
 -- ===== end section: incremental clusters =====
 
+-- ===== section: hamming index access method (src/hamming/, doc/index-hamming.md) =====
+
+CREATE FUNCTION @extschema@.hamming_handler(pg_catalog.internal)
+RETURNS pg_catalog.index_am_handler
+AS 'MODULE_PATHNAME', 'hamming_handler'
+LANGUAGE C;
+
+CREATE ACCESS METHOD hamming TYPE INDEX HANDLER @extschema@.hamming_handler;
+
+CREATE OPERATOR CLASS @extschema@.simhash64_hamming_ops
+DEFAULT FOR TYPE @extschema@.simhash64 USING hamming AS
+    OPERATOR 1 @extschema@.<@ (@extschema@.simhash64, @extschema@.hamming_ball),
+    OPERATOR 2 @extschema@.= (@extschema@.simhash64, @extschema@.simhash64),
+    OPERATOR 3 @extschema@.<~> (@extschema@.simhash64, @extschema@.simhash64)
+        FOR ORDER BY pg_catalog.integer_ops;
+
+CREATE FUNCTION @extschema@.hamming_merge(index pg_catalog.regclass)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'hamming_merge'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+-- ===== end section: hamming index access method =====
+
 -- ===== section: comments (psql help for every member; sql/17_catalog lists any without) =====
 
 COMMENT ON CAST (pg_catalog.int8 AS @extschema@.simhash64) IS 'a bigint as the 64 bits of a fingerprint (two''s complement, no change of bits)';
@@ -654,5 +677,11 @@ COMMENT ON OPERATOR FAMILY @extschema@.simhash64_ops USING btree IS 'btree opera
 COMMENT ON OPERATOR FAMILY @extschema@.simhash64_ops USING hash IS 'hash operators of simhash64';
 COMMENT ON OPERATOR FAMILY @extschema@.simhash64_gin_ops USING gin IS 'GIN operators of simhash64';
 COMMENT ON OPERATOR FAMILY @extschema@.simhash64_gist_ops USING gist IS 'GiST operators of simhash64';
+
+COMMENT ON FUNCTION @extschema@.hamming_handler(pg_catalog.internal) IS 'index access method handler of hamming';
+COMMENT ON ACCESS METHOD hamming IS 'exact Hamming radius and nearest-neighbour index for simhash64 (multi-index hashing)';
+COMMENT ON OPERATOR CLASS @extschema@.simhash64_hamming_ops USING hamming IS 'hamming index for radius (<@, <~> <= k), equality and KNN (ORDER BY <~>) searches';
+COMMENT ON OPERATOR FAMILY @extschema@.simhash64_hamming_ops USING hamming IS 'hamming operators of simhash64';
+COMMENT ON FUNCTION @extschema@.hamming_merge(pg_catalog.regclass) IS 'merge the pending entries of a hamming index into its sorted run now';
 
 -- ===== end section: comments =====

@@ -13,6 +13,7 @@
 
 #include "fmgr.h"
 
+#include "hamming/hamming.h"
 #include "planner/radius_planner.h"
 
 PG_MODULE_MAGIC;
@@ -30,4 +31,5 @@ void
 _PG_init(void)
 {
 	nd_radius_rewrite_init();
+	ham_init_reloptions();
 }

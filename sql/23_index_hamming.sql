@@ -1,0 +1,340 @@
+--
+-- The hamming index access method: radius search in every spelling,
+-- equality and exact nearest neighbours must return exactly what a
+-- sequential scan returns -- after the build, with entries in the pending
+-- list, after merges (explicit and by inserts), deletes and VACUUM,
+-- REINDEX, with each block count, and through both the multi-index hashing
+-- steps and the flat passes (small work_mem).
+--
+
+-- The access method, its default operator class, the core's validator.
+SELECT amname, amtype FROM pg_am WHERE amname = 'hamming';
+SELECT opc.opcname, opc.opcdefault, amvalidate(opc.oid)
+FROM pg_opclass opc JOIN pg_am am ON am.oid = opc.opcmethod
+WHERE am.amname = 'hamming';
+SELECT amop.amopstrategy, amop.amopopr::regoperator, amop.amoppurpose,
+       amop.amopsortfamily <> 0 AS sorts
+FROM pg_amop amop JOIN pg_opfamily f ON f.oid = amop.amopfamily
+WHERE f.opfname = 'simhash64_hamming_ops'
+ORDER BY amop.amopstrategy;
+SELECT prop, pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'hamming'), prop)
+FROM unnest(ARRAY['can_order', 'can_unique', 'can_multi_col', 'can_exclude', 'can_include']) prop;
+
+-- Deterministic data: random codes; planted neighbours at distance 0..12 of
+-- codes 1..40; a group of 300 identical codes and three smaller ones;
+-- all-zero and all-one codes; a dense region of codes using the low 20
+-- bits only; NULLs.
+CREATE TABLE ham_doc (id int, sh simhash64);
+INSERT INTO ham_doc
+SELECT i, ('x' || md5(i::text))::bit(64)::bigint::simhash64
+FROM generate_series(1, 40000) i;
+INSERT INTO ham_doc
+SELECT 100000 + c * 100 + d,
+       (('x' || md5(c::text))::bit(64)::bigint # (((1::bigint << d) - 1) << (c % 50)))::simhash64
+FROM generate_series(1, 40) c, generate_series(0, 12) d;
+INSERT INTO ham_doc
+SELECT 200000 + i, ('x' || md5('dup ' || (CASE WHEN i <= 300 THEN 0 ELSE i % 3 + 1 END)))::bit(64)::bigint::simhash64
+FROM generate_series(1, 600) i;
+INSERT INTO ham_doc
+SELECT 300000 + i, CASE WHEN i % 2 = 0 THEN '0000000000000000' ELSE 'ffffffffffffffff' END::simhash64
+FROM generate_series(1, 40) i;
+INSERT INTO ham_doc
+SELECT 250000 + i, (hashint4(i) & 1048575)::bigint::simhash64 FROM generate_series(1, 4000) i;
+INSERT INTO ham_doc SELECT 400000 + i, NULL FROM generate_series(1, 30) i;
+
+CREATE INDEX ham_doc_sh ON ham_doc USING hamming (sh);
+VACUUM ANALYZE ham_doc;
+
+CREATE TABLE ham_q (qid int, q simhash64);
+INSERT INTO ham_q
+SELECT i, ('x' || md5(i::text))::bit(64)::bigint::simhash64 FROM generate_series(1, 5) i
+UNION ALL SELECT 6, ('x' || md5('dup 0'))::bit(64)::bigint::simhash64
+UNION ALL SELECT 7, '0000000000000000'
+UNION ALL SELECT 8, 'ffffffffffffffff'
+UNION ALL SELECT 9, '0000000000000007'
+UNION ALL SELECT 9 + i, ('x' || md5('query ' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 3) i;
+
+-- Plans: every spelling of a radius search, equality, nearest neighbours
+-- (with no other condition, a radius, a filter), a LATERAL join.
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM ham_doc WHERE sh <@ hamming_ball('0123456789abcdef', 3);
+EXPLAIN (COSTS OFF) SELECT id FROM ham_doc WHERE hamming_ball('0123456789abcdef', 3) @> sh;
+EXPLAIN (COSTS OFF) SELECT id FROM ham_doc WHERE sh <~> '0123456789abcdef' <= 3;
+EXPLAIN (COSTS OFF) SELECT id FROM ham_doc WHERE '0123456789abcdef' <~> sh < 4;
+EXPLAIN (COSTS OFF) SELECT id FROM ham_doc WHERE hamming_distance(sh, '0123456789abcdef') <= 3;
+EXPLAIN (COSTS OFF) SELECT id FROM ham_doc WHERE within(sh, '0123456789abcdef', 3);
+EXPLAIN (COSTS OFF) SELECT id FROM ham_doc WHERE sh = '0123456789abcdef';
+RESET enable_seqscan;
+EXPLAIN (COSTS OFF) SELECT id FROM ham_doc ORDER BY sh <~> '0123456789abcdef' LIMIT 10;
+EXPLAIN (COSTS OFF)
+SELECT id FROM ham_doc WHERE sh <~> '0123456789abcdef' <= 8 ORDER BY sh <~> '0123456789abcdef' LIMIT 10;
+EXPLAIN (COSTS OFF)
+SELECT id FROM ham_doc WHERE id % 7 = 0 ORDER BY sh <~> '0123456789abcdef' LIMIT 10;
+-- Index-only when only the code is read (the table is all-visible).
+EXPLAIN (COSTS OFF) SELECT sh FROM ham_doc ORDER BY sh <~> '0123456789abcdef' LIMIT 10;
+EXPLAIN (COSTS OFF)
+SELECT q.qid, n.id FROM ham_q q
+CROSS JOIN LATERAL (SELECT id FROM ham_doc ORDER BY ham_doc.sh <~> q.q LIMIT 3) n;
+
+-- A small answer in full: the planted neighbours of code 1 within 5 bits,
+-- and its 7 nearest with distances (ties broken by id outside).
+SELECT id, sh <~> q AS d FROM ham_doc, ham_q WHERE qid = 1 AND sh <~> q <= 5 ORDER BY id;
+SELECT * FROM (SELECT id, sh <~> (SELECT q FROM ham_q WHERE qid = 1) AS d FROM ham_doc
+               ORDER BY sh <~> (SELECT q FROM ham_q WHERE qid = 1) LIMIT 7) s
+ORDER BY d, id;
+
+/*
+ * Every answer with the index (the plan must use it) and without (it must
+ * not): the ids within radius -1..12 (as a bitmap scan and as a plain
+ * index scan), and 64 (every non-null row: count and checksums); the
+ * distances of the 10 and 60 nearest, in the order returned (which rows
+ * of one distance come first is not defined, so ids are not compared);
+ * the same through an index-only scan, and the codes within 4 bits;
+ * the 20 nearest within 6 bits; the 15 nearest among rows with id % 7 = 0
+ * (the scan goes on until it has them); equality.
+ */
+CREATE FUNCTION pg_temp.answer(use_index bool, sql text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    plan text := '';
+    line text;
+    result text;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || sql LOOP
+        plan := plan || line || E'\n';
+    END LOOP;
+    IF (strpos(plan, 'ham_doc_sh') > 0) <> use_index THEN
+        RAISE EXCEPTION 'unexpected plan for %: %', sql, plan;
+    END IF;
+    EXECUTE sql INTO result;
+    RETURN result;
+END $$;
+
+CREATE FUNCTION pg_temp.answers(use_index bool)
+RETURNS TABLE (what text, qid int, r int, rows int, answer text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    q record;
+    rad int;
+    kind text;
+BEGIN
+    PERFORM set_config('enable_seqscan', (NOT use_index)::text, true);
+    FOR q IN SELECT * FROM ham_q ORDER BY ham_q.qid LOOP
+        qid := q.qid;
+        FOREACH kind IN ARRAY ARRAY['bitmap', 'plain'] LOOP
+            PERFORM set_config('enable_indexscan', (use_index AND kind = 'plain')::text, true);
+            PERFORM set_config('enable_bitmapscan', (use_index AND kind = 'bitmap')::text, true);
+            FOREACH rad IN ARRAY ARRAY[-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 64] LOOP
+                what := 'radius ' || kind;
+                r := rad;
+                answer := pg_temp.answer(use_index, format(
+                    'SELECT format(''%%s:%%s:%%s'', count(*), sum(id), bit_xor(hashint4(id))) FROM ham_doc WHERE sh <~> %L <= %s',
+                    q.q, rad));
+                rows := split_part(answer, ':', 1)::int;
+                RETURN NEXT;
+            END LOOP;
+        END LOOP;
+        PERFORM set_config('enable_indexscan', use_index::text, true);
+        PERFORM set_config('enable_bitmapscan', use_index::text, true);
+        r := NULL;
+        what := 'knn 10';
+        answer := pg_temp.answer(use_index, format(
+            'SELECT string_agg(d::text, '','') FROM (SELECT id, sh <~> %L AS d FROM ham_doc ORDER BY sh <~> %L LIMIT 10) s',
+            q.q, q.q));
+        rows := array_length(string_to_array(answer, ','), 1);
+        RETURN NEXT;
+        -- the distances computed from the codes the index gives back
+        what := 'knn 10 index-only';
+        answer := pg_temp.answer(use_index, format(
+            'SELECT string_agg(d::text, '','') FROM (SELECT sh <~> %L AS d FROM ham_doc ORDER BY sh <~> %L LIMIT 10) s',
+            q.q, q.q));
+        rows := array_length(string_to_array(answer, ','), 1);
+        RETURN NEXT;
+        what := 'radius 4 codes';
+        answer := pg_temp.answer(use_index, format(
+            'SELECT string_agg(sh::text, '','' ORDER BY sh) FROM ham_doc WHERE sh <~> %L <= 4',
+            q.q));
+        rows := coalesce(array_length(string_to_array(answer, ','), 1), 0);
+        RETURN NEXT;
+        what := 'knn 60';
+        answer := pg_temp.answer(use_index, format(
+            'SELECT string_agg(d::text, '','') FROM (SELECT id, sh <~> %L AS d FROM ham_doc ORDER BY sh <~> %L LIMIT 60) s',
+            q.q, q.q));
+        rows := array_length(string_to_array(answer, ','), 1);
+        RETURN NEXT;
+        what := 'knn 20 within 6';
+        answer := pg_temp.answer(use_index, format(
+            'SELECT string_agg(d::text, '','') FROM (SELECT id, sh <~> %L AS d FROM ham_doc WHERE sh <~> %L <= 6 ORDER BY sh <~> %L LIMIT 20) s',
+            q.q, q.q, q.q));
+        rows := coalesce(array_length(string_to_array(answer, ','), 1), 0);
+        RETURN NEXT;
+        what := 'knn 15 filtered';
+        answer := pg_temp.answer(use_index, format(
+            'SELECT string_agg(d::text, '','') FROM (SELECT id, sh <~> %L AS d FROM ham_doc WHERE id %% 7 = 0 ORDER BY sh <~> %L LIMIT 15) s',
+            q.q, q.q));
+        rows := array_length(string_to_array(answer, ','), 1);
+        RETURN NEXT;
+        what := 'equality';
+        answer := pg_temp.answer(use_index, format(
+            'SELECT format(''%%s:%%s'', count(*), sum(id)) FROM ham_doc WHERE sh = %L', q.q));
+        rows := split_part(answer, ':', 1)::int;
+        RETURN NEXT;
+    END LOOP;
+END $$;
+
+CREATE FUNCTION pg_temp.compare()
+RETURNS TABLE (what text, queries bigint, rows bigint, agree bigint)
+LANGUAGE sql AS $$
+    WITH i AS (SELECT * FROM pg_temp.answers(true)),
+         s AS (SELECT * FROM pg_temp.answers(false))
+    SELECT i.what, count(*), sum(i.rows), count(*) FILTER (WHERE i.answer IS NOT DISTINCT FROM s.answer)
+    FROM i JOIN s ON s.what = i.what AND s.qid = i.qid AND s.r IS NOT DISTINCT FROM i.r
+    GROUP BY i.what ORDER BY i.what
+$$;
+
+-- After the build, radius by radius:
+CREATE TEMP TABLE ans_idx AS SELECT * FROM pg_temp.answers(true);
+CREATE TEMP TABLE ans_seq AS SELECT * FROM pg_temp.answers(false);
+SELECT i.what, i.r, count(*) AS queries, sum(i.rows) AS rows,
+       count(*) FILTER (WHERE i.answer IS NOT DISTINCT FROM s.answer) AS agree
+FROM ans_idx i JOIN ans_seq s ON s.what = i.what AND s.qid = i.qid AND s.r IS NOT DISTINCT FROM i.r
+GROUP BY i.what, i.r ORDER BY i.what, i.r;
+
+-- Small work_mem: nearest-neighbour scans that need several flat passes.
+SET work_mem = '64kB';
+SELECT * FROM pg_temp.compare();
+RESET work_mem;
+
+-- Inserts after the build land in the pending list: more neighbours of
+-- code 1, codes with one or two bits set, more duplicates, random codes.
+INSERT INTO ham_doc
+SELECT 500000 + i, (('x' || md5('1'))::bit(64)::bigint # (1::bigint << (i % 64)))::simhash64
+FROM generate_series(1, 64) i;
+INSERT INTO ham_doc
+SELECT 600000 + i, ((1::bigint << (i % 64)) | (1::bigint << ((i * 7) % 64)))::simhash64
+FROM generate_series(1, 200) i;
+INSERT INTO ham_doc
+SELECT 700000 + i, ('x' || md5('dup 0'))::bit(64)::bigint::simhash64 FROM generate_series(1, 500) i;
+INSERT INTO ham_doc
+SELECT 800000 + i, ('x' || md5('more ' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 2000) i;
+INSERT INTO ham_doc SELECT 900000 + i, NULL FROM generate_series(1, 10) i;
+SELECT * FROM pg_temp.compare();
+
+-- Merged into the run: every pending entry moves.
+SELECT hamming_merge('ham_doc_sh') AS merged;
+SELECT hamming_merge('ham_doc_sh') AS merged_again;
+SELECT * FROM pg_temp.compare();
+
+-- Deletes and VACUUM: the duplicates of 'dup 0', half of the random codes.
+DELETE FROM ham_doc WHERE sh = ('x' || md5('dup 0'))::bit(64)::bigint::simhash64 OR id % 2 = 0;
+VACUUM ANALYZE ham_doc;
+SELECT * FROM pg_temp.compare();
+
+REINDEX INDEX ham_doc_sh;
+SELECT * FROM pg_temp.compare();
+
+-- Other block counts.
+DROP INDEX ham_doc_sh;
+CREATE INDEX ham_doc_sh ON ham_doc USING hamming (sh) WITH (blocks = 3);
+SELECT * FROM pg_temp.compare();
+DROP INDEX ham_doc_sh;
+CREATE INDEX ham_doc_sh ON ham_doc USING hamming (sh) WITH (blocks = 8);
+SELECT * FROM pg_temp.compare();
+
+-- Inserts that merge by themselves: a pending limit of 64kB (4,681
+-- entries), reached several times by 20,000 inserts.
+DROP INDEX ham_doc_sh;
+CREATE INDEX ham_doc_sh ON ham_doc USING hamming (sh) WITH (pending_limit = 64);
+INSERT INTO ham_doc
+SELECT 1000000 + i, ('x' || md5('late ' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 20000) i;
+SELECT * FROM pg_temp.compare();
+
+-- Prepared statements in generic plans.
+SET plan_cache_mode = force_generic_plan;
+PREPARE ham_near(simhash64, int) AS
+SELECT count(*) AS n, min(sh <~> $1) AS min_d, max(sh <~> $1) AS max_d
+FROM ham_doc WHERE sh <~> $1 <= $2;
+EXPLAIN (COSTS OFF) EXECUTE ham_near('0000000000000000', 2);
+EXECUTE ham_near('0000000000000000', 2);
+EXECUTE ham_near('ffffffffffffffff', 0);
+EXECUTE ham_near('ffffffffffffffff', -1);
+PREPARE ham_knn(simhash64) AS
+SELECT sh <~> $1 AS d FROM ham_doc ORDER BY sh <~> $1 LIMIT 5;
+EXPLAIN (COSTS OFF) EXECUTE ham_knn('0000000000000000');
+EXECUTE ham_knn('0000000000000000');
+EXECUTE ham_knn('8000000000000001');
+RESET plan_cache_mode;
+DEALLOCATE ham_near;
+DEALLOCATE ham_knn;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) AS n, min(sh <~> '0000000000000000') AS min_d, max(sh <~> '0000000000000000') AS max_d
+FROM ham_doc WHERE sh <~> '0000000000000000' <= 2;
+SELECT sh <~> '8000000000000001' AS d FROM ham_doc ORDER BY 1 LIMIT 5;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+
+-- A LATERAL join: the 3 nearest of each query code, equal to a seq scan's
+-- distances.
+CREATE TEMP TABLE lat_idx AS
+SELECT q.qid, n.d FROM ham_q q
+CROSS JOIN LATERAL (SELECT ham_doc.sh <~> q.q AS d FROM ham_doc ORDER BY ham_doc.sh <~> q.q LIMIT 3) n;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+CREATE TEMP TABLE lat_seq AS
+SELECT q.qid, n.d FROM ham_q q
+CROSS JOIN LATERAL (SELECT ham_doc.sh <~> q.q AS d FROM ham_doc ORDER BY ham_doc.sh <~> q.q LIMIT 3) n;
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+SELECT (SELECT array_agg(d ORDER BY qid, d) FROM lat_idx) = (SELECT array_agg(d ORDER BY qid, d) FROM lat_seq)
+       AS lateral_agrees, (SELECT count(*) FROM lat_idx) AS rows;
+
+-- NULLs: never within a ball, last in a nearest-neighbour scan (as in a
+-- sort); a NULL query finds nothing; ORDER BY <~> NULL returns every row.
+CREATE TABLE ham_small (id int, sh simhash64);
+INSERT INTO ham_small VALUES (1, '00000000000000ff'), (2, NULL), (3, '0000000000000000'),
+                             (4, NULL), (5, 'ffffffffffffffff');
+CREATE INDEX ham_small_sh ON ham_small USING hamming (sh);
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM ham_small ORDER BY sh <~> '0000000000000001';
+SELECT string_agg(coalesce(d::text, 'null'), ',') AS distances
+FROM (SELECT sh <~> '0000000000000001' AS d FROM ham_small ORDER BY sh <~> '0000000000000001') s;
+SELECT id FROM ham_small WHERE sh <~> '0000000000000000' <= 64 ORDER BY id;
+SELECT id FROM ham_small WHERE sh <@ NULL::hamming_ball;
+SELECT id FROM ham_small WHERE sh = NULL;
+SELECT count(*) FROM (SELECT id FROM ham_small ORDER BY sh <~> NULL) s;
+-- Two conditions with different centers: both hold.
+SELECT id FROM ham_small WHERE sh <~> '0000000000000000' <= 8 AND sh <~> '00000000000000ff' <= 0;
+-- The same after the rows moved to the run.
+SELECT hamming_merge('ham_small_sh') AS merged;
+SELECT string_agg(coalesce(d::text, 'null'), ',') AS distances
+FROM (SELECT sh <~> '0000000000000001' AS d FROM ham_small ORDER BY sh <~> '0000000000000001') s;
+SELECT id FROM ham_small WHERE sh <~> '0000000000000000' <= 8 AND sh <~> '00000000000000ff' <= 0;
+-- One row, all-equal codes, an empty index.
+TRUNCATE ham_small;
+INSERT INTO ham_small VALUES (1, '8000000000000001');
+SELECT id, sh <~> '0000000000000000' AS d FROM ham_small ORDER BY sh <~> '0000000000000000' LIMIT 3;
+INSERT INTO ham_small SELECT i, '8000000000000001' FROM generate_series(2, 3000) i;
+SELECT hamming_merge('ham_small_sh') > 0 AS merged;
+SELECT count(*), min(sh <~> '8000000000000001'), max(sh <~> '8000000000000001')
+FROM ham_small WHERE sh <~> '8000000000000000' <= 1;
+SELECT count(*) FROM (SELECT id FROM ham_small ORDER BY sh <~> '7ffffffffffffffe' LIMIT 2500) s;
+TRUNCATE ham_small;
+SELECT id FROM ham_small ORDER BY sh <~> '0000000000000001' LIMIT 2;
+SELECT count(*) FROM ham_small WHERE sh <~> '0000000000000000' <= 64;
+RESET enable_seqscan;
+
+-- Bad options and types.
+CREATE INDEX ON ham_small USING hamming (sh) WITH (blocks = 2);
+CREATE INDEX ON ham_small USING hamming (sh) WITH (blocks = 9);
+CREATE INDEX ON ham_small USING hamming (sh) WITH (pending_limit = -2);
+CREATE INDEX ON ham_small USING hamming (sh) WITH (fillfactor = 50);
+CREATE INDEX ON ham_small USING hamming (id);
+CREATE INDEX ON ham_small USING hamming (sh, id);
+CREATE UNIQUE INDEX ON ham_small USING hamming (sh);
+SELECT hamming_merge('ham_small');
+SELECT hamming_merge('ham_doc_sh'::regclass::oid::regclass) >= 0 AS ok;
+CREATE INDEX ham_small_btree ON ham_small (sh);
+SELECT hamming_merge('ham_small_btree');
+
+DROP TABLE ham_doc, ham_q, ham_small;

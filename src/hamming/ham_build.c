@@ -1,0 +1,121 @@
+/*-------------------------------------------------------------------------
+ *
+ * ham_build.c
+ *		CREATE INDEX ... USING hamming: the metapage, then one run of every
+ *		code in the table (ham_run.c), and the NULLs in their list.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "miscadmin.h"
+#include "utils/rel.h"
+
+#include "hamming.h"
+#include "simhash64.h"
+
+typedef struct HamBuildState
+{
+	HamRunWriter *writer;
+	double		indtuples;
+} HamBuildState;
+
+static void
+ham_build_callback(Relation index, ItemPointer tid, Datum *values,
+				   bool *isnull, bool tupleIsAlive, void *state)
+{
+	HamBuildState *bs = (HamBuildState *) state;
+
+	if (isnull[0])
+		ham_list_append(index, HAM_LIST_NULLS, 0, tid);
+	else
+		ham_run_writer_add(bs->writer, DatumGetSimhash64(values[0]), tid);
+	bs->indtuples += 1;
+}
+
+/* Write the metapage: the first page of the index. */
+static void
+ham_write_meta(Relation index, int nblocks)
+{
+	Buffer		buf = ham_new_buffer(index);
+	GenericXLogState *state;
+	Page		page;
+
+	if (BufferGetBlockNumber(buf) != HAM_METAPAGE_BLKNO)
+		elog(ERROR, "index \"%s\" is not empty", RelationGetRelationName(index));
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+	ham_init_meta_page(page, nblocks);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+}
+
+/* Point the metapage at a run written by ham_run_writer_finish(). */
+static void
+ham_set_run(Relation index, BlockNumber header, uint32 epoch, uint64 nentries)
+{
+	Buffer		buf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
+	GenericXLogState *state;
+	HamMetaPageData *meta;
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	meta = HamPageGetMeta(GenericXLogRegisterBuffer(state, buf, 0));
+	meta->run_header = header;
+	meta->run_epoch = epoch;
+	meta->run_entries = nentries;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+}
+
+/* The next epoch, taken from the metapage (the caller excludes merges). */
+static uint32
+ham_take_epoch(Relation index)
+{
+	Buffer		buf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
+	GenericXLogState *state;
+	HamMetaPageData *meta;
+	uint32		epoch;
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	meta = HamPageGetMeta(GenericXLogRegisterBuffer(state, buf, 0));
+	epoch = meta->next_epoch++;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+	return epoch;
+}
+
+IndexBuildResult *
+ham_build(Relation heap, Relation index, IndexInfo *indexInfo)
+{
+	IndexBuildResult *result;
+	HamBuildState bs;
+	double		reltuples;
+	int			nblocks = ham_option_blocks(index);
+	uint32		epoch;
+	uint64		nentries;
+	BlockNumber header;
+
+	ham_simhash64_type(index);
+	if (RelationGetNumberOfBlocks(index) != 0)
+		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
+
+	ham_write_meta(index, nblocks);
+	epoch = ham_take_epoch(index);
+
+	memset(&bs, 0, sizeof(bs));
+	bs.writer = ham_run_writer_begin(index, nblocks, epoch, maintenance_work_mem);
+	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+									   ham_build_callback, (void *) &bs, NULL);
+	header = ham_run_writer_finish(bs.writer, &nentries);
+	if (header != InvalidBlockNumber)
+		ham_set_run(index, header, epoch, nentries);
+
+	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
+	result->heap_tuples = reltuples;
+	result->index_tuples = bs.indtuples;
+	return result;
+}

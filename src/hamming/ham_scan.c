@@ -1,0 +1,700 @@
+/*-------------------------------------------------------------------------
+ *
+ * ham_scan.c
+ *		Radius search and exact nearest neighbours.
+ *
+ * Every scan has a center and a largest distance (max_radius): the ORDER BY
+ * argument and 64, or the radius condition with the smallest ball.  Other
+ * conditions are checked on each entry.  The scan fills *levels*, one list
+ * of TIDs per distance, and keeps `complete`: every entry within that
+ * distance of the center is in the levels.  It emits the levels in order
+ * up to `complete` and, when the executor asks for more, raises `complete`
+ * by one of two means:
+ *
+ *	a multi-index hashing step (nd_mih.h) on the run: step t completes
+ *		distance t and may find entries farther out, kept for later;
+ *	a flat pass over table 0 of the run, which completes as many distances
+ *		as fit in work_mem (at least one), computing every distance.
+ *
+ * The steps grow with the distance; the scan switches to flat passes once
+ * the steps it has run plus the next one would cost more than one pass, so
+ * it never does much more than twice the cheaper of the two.  The pending
+ * and sealed lists are read whole at the start (they are short).  Bitmap
+ * scans choose once, for the whole radius.
+ *
+ * Distances are exact: no recheck of the condition or of the ORDER BY
+ * value.  An ORDER BY scan with no condition returns the rows whose code is
+ * NULL last, as the sort of a sequential scan would.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "port/pg_bitutils.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "hamming.h"
+#include "hamming_ball.h"
+#include "simhash64.h"
+
+#define HAM_NLEVELS			65
+
+/*
+ * Relative costs, in page visits: a probe of a block value visits a page
+ * and searches it; examining an entry met by a probe costs a fiftieth of
+ * that; a flat pass visits each page and computes its 582 distances, half
+ * a visit more.
+ */
+#define HAM_COST_ENTRY		0.02
+#define HAM_COST_FLAT_PAGE	1.5
+
+typedef struct HamLevel
+{
+	ItemPointerData *tids;
+	uint64	   *codes;			/* index-only scans: the codes too */
+	int64		n;
+	int64		cap;
+} HamLevel;
+
+typedef struct HamScanOpaqueData
+{
+	MemoryContext scan_ctx;		/* reset by each rescan */
+	MemoryContext dir_ctx;		/* the run's directory, kept across rescans */
+	HamRunDir	dir;
+	bool		dir_valid;
+
+	/* the query */
+	bool		none;			/* no row can match */
+	bool		ordered;
+	bool		with_nulls;		/* no condition: NULL codes are returned last */
+	bool		want_codes;		/* an index-only scan */
+	uint64		center;
+	int			max_radius;
+	int			nfilters;
+	uint64	   *fcenter;
+	int		   *fradius;
+
+	/* the search */
+	bool		started;
+	HamSnapshot snap;
+	bool		has_run;
+	nd_mih_query mq;
+	uint64		qperm[HAM_MAX_TABLES];
+	int			complete;
+	int			next_step;
+	bool		flat;
+	double		mih_spent;
+	double		flat_cost;
+	HamLevel	run[HAM_NLEVELS];
+	HamLevel	list[HAM_NLEVELS];
+	TIDBitmap  *tbm;			/* bitmap scans: found entries go here */
+	int64		ntids;
+
+	/* emitting */
+	int			emit_level;
+	int64		emit_pos;
+	bool		emit_list;
+	bool		nulls_loaded;
+	HamLevel	nulls;
+} HamScanOpaqueData;
+
+typedef HamScanOpaqueData *HamScanOpaque;
+
+IndexScanDesc
+ham_beginscan(Relation r, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(r, nkeys, norderbys);
+	HamScanOpaque so = palloc0(sizeof(HamScanOpaqueData));
+
+	so->scan_ctx = AllocSetContextCreate(CurrentMemoryContext, "hamming scan",
+										 ALLOCSET_DEFAULT_SIZES);
+	so->dir_ctx = AllocSetContextCreate(CurrentMemoryContext, "hamming scan directory",
+										ALLOCSET_DEFAULT_SIZES);
+	if (norderbys > 0)
+	{
+		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
+		scan->xs_orderbynulls = palloc(sizeof(bool) * norderbys);
+		memset(scan->xs_orderbynulls, true, sizeof(bool) * norderbys);
+	}
+	scan->opaque = so;
+	return scan;
+}
+
+void
+ham_endscan(IndexScanDesc scan)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+
+	MemoryContextDelete(so->scan_ctx);
+	MemoryContextDelete(so->dir_ctx);
+	pfree(so);
+}
+
+/* The center and radius of a condition; false if it holds no row. */
+static bool
+ham_key_ball(ScanKey key, uint64 *center, int *radius)
+{
+	if (key->sk_flags & SK_ISNULL)
+		return false;
+	if (key->sk_strategy == HAM_STRATEGY_EQUAL)
+	{
+		*center = DatumGetSimhash64(key->sk_argument);
+		*radius = 0;
+	}
+	else if (key->sk_strategy == HAM_STRATEGY_WITHIN)
+	{
+		HammingBall *ball = DatumGetHammingBallP(key->sk_argument);
+
+		*center = ball->center;
+		*radius = ball->radius;
+	}
+	else
+		elog(ERROR, "unrecognized strategy number %d for a hamming index", key->sk_strategy);
+	return *radius >= 0;
+}
+
+void
+ham_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+		   ScanKey orderbys, int norderbys)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	MemoryContext old;
+	int			driver = -1;
+
+	if (scankey && scan->numberOfKeys > 0)
+		memmove(scan->keyData, scankey, scan->numberOfKeys * sizeof(ScanKeyData));
+	if (orderbys && scan->numberOfOrderBys > 0)
+		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
+
+	MemoryContextReset(so->scan_ctx);
+	memset(so->run, 0, sizeof(so->run));
+	memset(so->list, 0, sizeof(so->list));
+	memset(&so->nulls, 0, sizeof(so->nulls));
+	so->started = false;
+	so->none = false;
+	so->want_codes = scan->xs_want_itup;
+	scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+	so->tbm = NULL;
+	so->ntids = 0;
+
+	/* ORDER BY sh <~> NULL sorts nothing: every row, in any order */
+	so->ordered = scan->numberOfOrderBys > 0 &&
+		!(scan->orderByData[0].sk_flags & SK_ISNULL);
+	so->with_nulls = scan->numberOfKeys == 0;
+	so->center = so->ordered ? DatumGetSimhash64(scan->orderByData[0].sk_argument) : 0;
+	so->max_radius = HAMMING_BALL_ALL;
+
+	old = MemoryContextSwitchTo(so->scan_ctx);
+	so->fcenter = palloc(sizeof(uint64) * Max(scan->numberOfKeys, 1));
+	so->fradius = palloc(sizeof(int) * Max(scan->numberOfKeys, 1));
+	MemoryContextSwitchTo(old);
+	so->nfilters = 0;
+
+	/* unordered: the smallest ball drives the search */
+	if (!so->ordered)
+	{
+		for (int i = 0; i < scan->numberOfKeys; i++)
+		{
+			uint64		c;
+			int			r;
+
+			if (!ham_key_ball(&scan->keyData[i], &c, &r))
+			{
+				so->none = true;
+				return;
+			}
+			if (driver < 0 || r < so->max_radius)
+			{
+				driver = i;
+				so->center = c;
+				so->max_radius = r;
+			}
+		}
+	}
+	for (int i = 0; i < scan->numberOfKeys; i++)
+	{
+		uint64		c;
+		int			r;
+
+		if (i == driver)
+			continue;
+		if (!ham_key_ball(&scan->keyData[i], &c, &r))
+		{
+			so->none = true;
+			return;
+		}
+		if (c == so->center)
+			so->max_radius = Min(so->max_radius, r);
+		else
+		{
+			so->fcenter[so->nfilters] = c;
+			so->fradius[so->nfilters] = r;
+			so->nfilters++;
+		}
+	}
+}
+
+static inline bool
+ham_filters_pass(HamScanOpaque so, uint64 code)
+{
+	for (int i = 0; i < so->nfilters; i++)
+		if (pg_popcount64(code ^ so->fcenter[i]) > so->fradius[i])
+			return false;
+	return true;
+}
+
+static void
+ham_level_add(HamScanOpaque so, HamLevel *level, ItemPointer tid, uint64 code)
+{
+	if (level->n == level->cap)
+	{
+		int64		cap = Max(64, level->cap * 2);
+
+		if (level->tids == NULL)
+		{
+			level->tids = MemoryContextAllocHuge(so->scan_ctx, sizeof(ItemPointerData) * cap);
+			if (so->want_codes)
+				level->codes = MemoryContextAllocHuge(so->scan_ctx, sizeof(uint64) * cap);
+		}
+		else
+		{
+			level->tids = repalloc_huge(level->tids, sizeof(ItemPointerData) * cap);
+			if (so->want_codes)
+				level->codes = repalloc_huge(level->codes, sizeof(uint64) * cap);
+		}
+		level->cap = cap;
+	}
+	if (so->want_codes)
+		level->codes[level->n] = code;
+	level->tids[level->n++] = *tid;
+}
+
+static void
+ham_level_free(HamLevel *level)
+{
+	if (level->tids)
+		pfree(level->tids);
+	if (level->codes)
+		pfree(level->codes);
+}
+
+/* An entry at distance d that passed every condition. */
+static inline void
+ham_found(HamScanOpaque so, HamLevel *levels, int d, ItemPointer tid, uint64 code)
+{
+	if (so->tbm)
+	{
+		tbm_add_tuples(so->tbm, tid, 1, false);
+		so->ntids++;
+	}
+	else
+		ham_level_add(so, &levels[d], tid, code);
+}
+
+/* Return an entry to the executor (with its code for an index-only scan). */
+static void
+ham_return(IndexScanDesc scan, ItemPointer tid, uint64 code, bool isnull, int d)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+
+	scan->xs_heaptid = *tid;
+	if (so->want_codes)
+	{
+		Datum		value = Simhash64GetDatum(code);
+
+		if (scan->xs_itup)
+			pfree(scan->xs_itup);
+		scan->xs_itup = index_form_tuple(scan->xs_itupdesc, &value, &isnull);
+	}
+	if (scan->numberOfOrderBys > 0)
+	{
+		scan->xs_orderbyvals[0] = Int32GetDatum(d);
+		scan->xs_orderbynulls[0] = isnull || !so->ordered;
+	}
+}
+
+/* Index-only scans: the code is the whole index tuple. */
+bool
+ham_canreturn(Relation index, int attno)
+{
+	return attno == 1;
+}
+
+/* The entries of a list (pending or sealed) within max_radius. */
+static void
+ham_scan_list(IndexScanDesc scan, const HamList *list)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	BlockNumber blkno = list->head;
+	uint8		dist[HAM_PAGE_CAPACITY];
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = ReadBuffer(scan->indexRelation, blkno);
+		Page		page;
+		HamPageOpaque opaque;
+		uint64	   *codes;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		ham_check_page(scan->indexRelation, buf, HAM_KIND_LIST, list->epoch);
+		page = BufferGetPage(buf);
+		opaque = HamPageGetOpaque(page);
+		codes = HamPageCodes(page);
+		nd_hamming_distances(codes, opaque->nentries, so->center, dist);
+		for (int i = 0; i < opaque->nentries; i++)
+			if (dist[i] <= so->max_radius && ham_filters_pass(so, codes[i]))
+				ham_found(so, so->list, dist[i], &HamPageTids(page)[i], codes[i]);
+		blkno = opaque->next;
+		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* Cost of MIH step t, in page visits (HAM_COST_*). */
+static double
+ham_step_cost(HamScanOpaque so, int step)
+{
+	const nd_layout *l = &so->dir.layout;
+	double		values = (double) nd_mih_step_size(l, step);
+	double		bucket = (double) so->dir.nentries / ldexp(1.0, l->width[nd_mih_step_table(l, step)]);
+
+	return values * (1.0 + bucket / HAM_PAGE_CAPACITY + bucket * HAM_COST_ENTRY);
+}
+
+/* Read the metapage, the lists, the run's header: the start of a search. */
+static void
+ham_scan_start(IndexScanDesc scan)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+
+	so->started = true;
+	so->complete = -1;
+	so->next_step = 0;
+	so->flat = false;
+	so->mih_spent = 0;
+	so->emit_level = 0;
+	so->emit_pos = 0;
+	so->emit_list = false;
+	so->nulls_loaded = false;
+
+	ham_read_snapshot(index, &so->snap);
+	so->has_run = so->snap.run_header != InvalidBlockNumber;
+	if (so->has_run && (!so->dir_valid || so->dir.epoch != so->snap.run_epoch))
+	{
+		MemoryContext old;
+
+		MemoryContextReset(so->dir_ctx);
+		so->dir_valid = false;
+		old = MemoryContextSwitchTo(so->dir_ctx);
+		ham_run_dir_open(index, so->snap.run_header, so->snap.run_epoch, &so->dir);
+		MemoryContextSwitchTo(old);
+		so->dir_valid = true;
+	}
+	if (so->has_run)
+	{
+		nd_mih_query_init(&so->mq, &so->dir.layout, so->center);
+		for (int t = 0; t < so->dir.layout.nblocks; t++)
+			so->qperm[t] = nd_permute(&so->dir.layout, t, so->center);
+		so->flat_cost = (double) so->dir.ndata[0] * HAM_COST_FLAT_PAGE;
+	}
+
+	ham_scan_list(scan, &so->snap.pending);
+	if (so->snap.sealed.head != InvalidBlockNumber)
+		ham_scan_list(scan, &so->snap.sealed);
+}
+
+static void
+ham_load_table(IndexScanDesc scan, int table)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	MemoryContext old = MemoryContextSwitchTo(so->dir_ctx);
+
+	ham_run_dir_load_table(scan->indexRelation, &so->dir, table);
+	MemoryContextSwitchTo(old);
+}
+
+/* MIH step t on the run: entries first met at this step. */
+static void
+ham_run_step(IndexScanDesc scan, int step)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+	const nd_layout *l = &so->dir.layout;
+	int			table = nd_mih_step_table(l, step);
+	int			w = l->width[table];
+	uint64		qp = so->qperm[table];
+	uint64		span = ((uint64) 1 << (64 - w)) - 1;
+	uint64		nvalues = nd_mih_step_size(l, step);
+	uint32	   *values;
+	Buffer		buf = InvalidBuffer;
+	uint32		cur = 0;
+
+	if (nvalues == 0)
+		return;
+	ham_load_table(scan, table);
+	values = MemoryContextAllocHuge(so->scan_ctx, sizeof(uint32) * nvalues);
+	nvalues = nd_mih_step_values(&so->mq, step, values);
+
+	for (uint64 k = 0; k < nvalues; k++)
+	{
+		uint64		lo = (uint64) values[k] << (64 - w);
+		uint64		hi = lo | span;
+		uint32		pbegin,
+					pend;
+
+		ham_run_table_pages(&so->dir, table, (uint32) (lo >> 32), (uint32) (hi >> 32),
+							&pbegin, &pend);
+		for (uint32 p = pbegin; p < pend; p++)
+		{
+			Page		page;
+			uint64	   *keys;
+			size_t		b,
+						e;
+
+			if (buf == InvalidBuffer || p != cur)
+			{
+				if (buf != InvalidBuffer)
+					UnlockReleaseBuffer(buf);
+				buf = ReadBuffer(index, so->dir.blkno[table][p]);
+				LockBuffer(buf, BUFFER_LOCK_SHARE);
+				ham_check_page(index, buf, HAM_KIND_RUN_DATA, so->dir.epoch);
+				if (HamPageGetOpaque(BufferGetPage(buf))->table != table)
+					ereport(ERROR,
+							(errcode(ERRCODE_INDEX_CORRUPTED),
+							 errmsg("index \"%s\" page %u belongs to table %d, not %d",
+									RelationGetRelationName(index), BufferGetBlockNumber(buf),
+									HamPageGetOpaque(BufferGetPage(buf))->table, table)));
+				cur = p;
+			}
+			page = BufferGetPage(buf);
+			keys = HamPageCodes(page);
+			nd_sorted_range(keys, HamPageGetOpaque(page)->nentries, lo, hi, &b, &e);
+			for (size_t i = b; i < e; i++)
+			{
+				int			d = pg_popcount64(keys[i] ^ qp);
+				uint64		code;
+
+				if (d > so->max_radius)
+					continue;
+				code = nd_unpermute(l, table, keys[i]);
+				if (nd_mih_first_step(&so->mq, code) != step || !ham_filters_pass(so, code))
+					continue;
+				ham_found(so, so->run, d, &HamPageTids(page)[i], code);
+			}
+		}
+	}
+	if (buf != InvalidBuffer)
+		UnlockReleaseBuffer(buf);
+	pfree(values);
+}
+
+/*
+ * A flat pass over table 0: entries at distances [lo, hi], as many whole
+ * distances as fit in work_mem (always lo).  Returns the last distance
+ * complete.
+ */
+static int
+ham_run_flat(IndexScanDesc scan, int lo, int hi)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+	int64		cap = Max((int64) work_mem * 1024 / (int64) sizeof(ItemPointerData), 1024);
+	int64		stored = 0;
+	uint8		dist[HAM_PAGE_CAPACITY];
+
+	ham_load_table(scan, 0);
+	for (uint32 p = 0; p < so->dir.ndata[0]; p++)
+	{
+		Buffer		buf = ReadBuffer(index, so->dir.blkno[0][p]);
+		Page		page;
+		uint64	   *codes;
+		int			n;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		ham_check_page(index, buf, HAM_KIND_RUN_DATA, so->dir.epoch);
+		page = BufferGetPage(buf);
+		n = HamPageGetOpaque(page)->nentries;
+		codes = HamPageCodes(page);
+		nd_hamming_distances(codes, n, so->center, dist);
+		for (int i = 0; i < n; i++)
+		{
+			int			d = dist[i];
+
+			if (d < lo || d > hi || !ham_filters_pass(so, codes[i]))
+				continue;
+			ham_found(so, so->run, d, &HamPageTids(page)[i], codes[i]);
+			stored++;
+		}
+		UnlockReleaseBuffer(buf);
+		/* over the memory: give up the farthest distance kept */
+		while (so->tbm == NULL && stored > cap && hi > lo)
+		{
+			stored -= so->run[hi].n;
+			so->run[hi].n = 0;
+			hi--;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	return hi;
+}
+
+/* Raise so->complete by at least one distance. */
+static void
+ham_advance(IndexScanDesc scan)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+
+	if (!so->has_run)
+	{
+		so->complete = so->max_radius;
+		return;
+	}
+	if (!so->flat)
+	{
+		int			step = so->next_step;
+		double		cost = ham_step_cost(so, step);
+
+		if (so->mih_spent + cost <= so->flat_cost)
+		{
+			ham_run_step(scan, step);
+			so->mih_spent += cost;
+			so->next_step++;
+			so->complete = step;
+			return;
+		}
+		/* the steps found entries beyond `complete`: a flat pass finds them again */
+		so->flat = true;
+		for (int d = so->complete + 1; d < HAM_NLEVELS; d++)
+			so->run[d].n = 0;
+	}
+	so->complete = ham_run_flat(scan, so->complete + 1, so->max_radius);
+}
+
+static bool
+ham_load_nulls(IndexScanDesc scan)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	BlockNumber blkno = so->snap.nulls.head;
+
+	so->nulls_loaded = true;
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = ReadBuffer(scan->indexRelation, blkno);
+		Page		page;
+		HamPageOpaque opaque;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		ham_check_page(scan->indexRelation, buf, HAM_KIND_LIST, so->snap.nulls.epoch);
+		page = BufferGetPage(buf);
+		opaque = HamPageGetOpaque(page);
+		for (int i = 0; i < opaque->nentries; i++)
+			ham_level_add(so, &so->nulls, &HamPageTids(page)[i], 0);
+		blkno = opaque->next;
+		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return true;
+}
+
+bool
+ham_gettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+
+	if (so->none)
+		return false;
+	if (!so->started)
+		ham_scan_start(scan);
+
+	scan->xs_recheck = false;
+	scan->xs_recheckorderby = false;
+	for (;;)
+	{
+		if (so->emit_level <= so->complete)
+		{
+			HamLevel   *level = so->emit_list ? &so->list[so->emit_level] : &so->run[so->emit_level];
+
+			if (so->emit_pos < level->n)
+			{
+				ham_return(scan, &level->tids[so->emit_pos],
+						   so->want_codes ? level->codes[so->emit_pos] : 0, false,
+						   so->emit_level);
+				so->emit_pos++;
+				return true;
+			}
+			if (!so->emit_list)
+				so->emit_list = true;
+			else
+			{
+				ham_level_free(&so->run[so->emit_level]);
+				ham_level_free(&so->list[so->emit_level]);
+				memset(&so->run[so->emit_level], 0, sizeof(HamLevel));
+				memset(&so->list[so->emit_level], 0, sizeof(HamLevel));
+				so->emit_level++;
+				so->emit_list = false;
+			}
+			so->emit_pos = 0;
+			continue;
+		}
+		if (so->complete >= so->max_radius)
+		{
+			if (!so->with_nulls)
+				return false;
+			if (!so->nulls_loaded)
+			{
+				ham_load_nulls(scan);
+				so->emit_pos = 0;
+			}
+			if (so->emit_pos >= so->nulls.n)
+				return false;
+			ham_return(scan, &so->nulls.tids[so->emit_pos++], 0, true, 0);
+			return true;
+		}
+		ham_advance(scan);
+	}
+}
+
+int64
+ham_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+
+	if (so->none)
+		return 0;
+	so->tbm = tbm;
+	so->ntids = 0;
+	ham_scan_start(scan);
+	if (so->has_run)
+	{
+		double		mih = 0;
+
+		for (int t = 0; t < nd_mih_steps_for_radius(so->max_radius) && mih <= so->flat_cost; t++)
+			mih += ham_step_cost(so, t);
+		if (mih <= so->flat_cost)
+		{
+			for (int t = 0; t < nd_mih_steps_for_radius(so->max_radius); t++)
+			{
+				ham_run_step(scan, t);
+				CHECK_FOR_INTERRUPTS();
+			}
+		}
+		else
+			ham_run_flat(scan, 0, so->max_radius);
+	}
+	if (so->with_nulls)
+	{
+		ham_load_nulls(scan);
+		for (int64 i = 0; i < so->nulls.n; i++)
+			tbm_add_tuples(tbm, &so->nulls.tids[i], 1, false);
+		so->ntids += so->nulls.n;
+	}
+	so->tbm = NULL;
+	return so->ntids;
+}

@@ -1,0 +1,450 @@
+/*-------------------------------------------------------------------------
+ *
+ * ham_utils.c
+ *		The hamming access method's handler, options, pages, metapage and
+ *		lists.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/reloptions.h"
+#include "catalog/pg_type.h"
+#include "commands/progress.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "storage/freespace.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "storage/smgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "hamming.h"
+#include "radius_planner.h"
+
+static relopt_kind ham_relopt_kind;
+static relopt_parse_elt ham_relopt_tab[2];
+
+void
+ham_init_reloptions(void)
+{
+	ham_relopt_kind = add_reloption_kind();
+	add_int_reloption(ham_relopt_kind, "blocks",
+					  "Blocks the 64 bits are cut into: one sorted table each (0: the default, 4)",
+					  0, 0, HAM_MAX_TABLES, AccessExclusiveLock);
+	ham_relopt_tab[0].optname = "blocks";
+	ham_relopt_tab[0].opttype = RELOPT_TYPE_INT;
+	ham_relopt_tab[0].offset = offsetof(HamOptions, blocks);
+	add_int_reloption(ham_relopt_kind, "pending_limit",
+					  "Size in kB of the pending list that makes an insert merge it into the run (-1: 4096)",
+					  -1, -1, MAX_KILOBYTES, ShareUpdateExclusiveLock);
+	ham_relopt_tab[1].optname = "pending_limit";
+	ham_relopt_tab[1].opttype = RELOPT_TYPE_INT;
+	ham_relopt_tab[1].offset = offsetof(HamOptions, pending_limit);
+}
+
+bytea *
+ham_options(Datum reloptions, bool validate)
+{
+	HamOptions *opts;
+
+	opts = (HamOptions *) build_reloptions(reloptions, validate, ham_relopt_kind,
+										   sizeof(HamOptions), ham_relopt_tab,
+										   lengthof(ham_relopt_tab));
+	if (opts && opts->blocks != 0 && opts->blocks < HAM_MIN_TABLES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("value %d out of bounds for option \"blocks\"", opts->blocks),
+				 errdetail("Valid values are 0 (the default) and between \"%d\" and \"%d\".",
+						   HAM_MIN_TABLES, HAM_MAX_TABLES)));
+	return (bytea *) opts;
+}
+
+/*
+ * Four blocks: an index of about 56 bytes a row, and, from 100K to 100M
+ * codes, fewer pages read than three blocks at every radius up to 12
+ * (doc/index-hamming.md).
+ */
+#define HAM_DEFAULT_BLOCKS	4
+
+int
+ham_option_blocks(Relation index)
+{
+	HamOptions *opts = (HamOptions *) index->rd_options;
+
+	return opts && opts->blocks != 0 ? opts->blocks : HAM_DEFAULT_BLOCKS;
+}
+
+/* Pending entries beyond which an insert merges the list into the run */
+int
+ham_pending_limit_entries(Relation index)
+{
+	HamOptions *opts = (HamOptions *) index->rd_options;
+	int			kb = opts && opts->pending_limit >= 0 ? opts->pending_limit
+		: HAM_DEFAULT_PENDING_LIMIT_KB;
+
+	return (int) Min((double) kb * 1024.0 / HAM_ENTRY_SIZE, (double) INT_MAX);
+}
+
+/* The simhash64 type: the only one the access method indexes. */
+Oid
+ham_simhash64_type(Relation index)
+{
+	const NdCatalog *cat = nd_catalog();
+	Oid			typid = TupleDescAttr(RelationGetDescr(index), 0)->atttypid;
+
+	if (!cat->installed || typid != cat->simhash64_type)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("access method \"hamming\" indexes only columns of type simhash64"),
+				 errdetail("Column \"%s\" of index \"%s\" has type %s.",
+						   NameStr(TupleDescAttr(RelationGetDescr(index), 0)->attname),
+						   RelationGetRelationName(index), format_type_be(typid))));
+	return typid;
+}
+
+void
+ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table)
+{
+	HamPageOpaque opaque;
+
+	PageInit(page, BLCKSZ, sizeof(HamPageOpaqueData));
+	opaque = HamPageGetOpaque(page);
+	opaque->epoch = epoch;
+	opaque->next = InvalidBlockNumber;
+	opaque->kind = kind;
+	opaque->nentries = 0;
+	opaque->table = table;
+	opaque->page_id = HAM_PAGE_ID;
+	/* the content is a fixed layout inside [pd_lower, ...): all of it used */
+	((PageHeader) page)->pd_lower = ((PageHeader) page)->pd_upper;
+}
+
+static void
+ham_empty_list(HamList *list, uint32 epoch)
+{
+	list->head = InvalidBlockNumber;
+	list->tail = InvalidBlockNumber;
+	list->epoch = epoch;
+	list->npages = 0;
+	list->nentries = 0;
+}
+
+void
+ham_init_meta_page(Page page, int nblocks)
+{
+	HamMetaPageData *meta;
+
+	ham_init_page(page, HAM_KIND_META, 0, 0);
+	meta = HamPageGetMeta(page);
+	memset(meta, 0, sizeof(HamMetaPageData));
+	meta->magic = HAM_MAGIC;
+	meta->version = HAM_VERSION;
+	meta->nblocks = nblocks;
+	meta->run_header = InvalidBlockNumber;
+	meta->run_epoch = 0;
+	ham_empty_list(&meta->pending, 1);
+	ham_empty_list(&meta->sealed, 0);
+	ham_empty_list(&meta->nulls, 2);
+	meta->next_epoch = 3;
+	meta->retired_xid = InvalidFullTransactionId;
+}
+
+/* An exclusively locked page to write: a recycled one, or a new one. */
+Buffer
+ham_new_buffer(Relation index)
+{
+	Buffer		buffer;
+	bool		needLock;
+
+	for (;;)
+	{
+		BlockNumber blkno = GetFreeIndexPage(index);
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		buffer = ReadBuffer(index, blkno);
+		/* the free space map is not WAL-logged: check that it is free */
+		if (ConditionalLockBuffer(buffer))
+		{
+			Page		page = BufferGetPage(buffer);
+
+			if (PageIsNew(page) || HamPageGetOpaque(page)->kind == HAM_KIND_FREE)
+				return buffer;
+			LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buffer);
+	}
+
+	needLock = !RELATION_IS_LOCAL(index);
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+	buffer = ReadBuffer(index, P_NEW);
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return buffer;
+}
+
+static void
+ham_check_meta(Relation index, HamMetaPageData *meta)
+{
+	if (meta->magic != HAM_MAGIC || meta->version != HAM_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a hamming index of version %d",
+						RelationGetRelationName(index), HAM_VERSION),
+				 errhint("REINDEX it.")));
+}
+
+void
+ham_read_snapshot(Relation index, HamSnapshot *snap)
+{
+	Buffer		buf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
+	HamMetaPageData *meta;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	meta = HamPageGetMeta(BufferGetPage(buf));
+	ham_check_meta(index, meta);
+	snap->nblocks = meta->nblocks;
+	snap->run_header = meta->run_header;
+	snap->run_epoch = meta->run_epoch;
+	snap->run_entries = meta->run_entries;
+	snap->pending = meta->pending;
+	snap->sealed = meta->sealed;
+	snap->nulls = meta->nulls;
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * A page a scan reads must be of the kind and the run or list it expects:
+ * otherwise it was recycled under the scan (on a standby without
+ * hot_standby_feedback), or the index is damaged.
+ */
+void
+ham_check_page(Relation index, Buffer buf, uint16 kind, uint32 epoch)
+{
+	Page		page = BufferGetPage(buf);
+	HamPageOpaque opaque = HamPageGetOpaque(page);
+
+	if (PageIsNew(page) || PageGetSpecialSize(page) != MAXALIGN(sizeof(HamPageOpaqueData)) ||
+		opaque->page_id != HAM_PAGE_ID || opaque->kind != kind || opaque->epoch != epoch ||
+		opaque->nentries > (kind == HAM_KIND_RUN_DIR ? HAM_DIR_CAPACITY : HAM_PAGE_CAPACITY))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" page %u is not what the scan expected",
+						RelationGetRelationName(index), BufferGetBlockNumber(buf)),
+				 errdetail("Expected kind %d of epoch %u, found kind %d of epoch %u.",
+						   kind, epoch, PageIsNew(page) ? 0 : opaque->kind,
+						   PageIsNew(page) ? 0 : opaque->epoch),
+				 errhint("On a standby, set hot_standby_feedback so that the primary keeps the pages a query reads; otherwise REINDEX the index.")));
+}
+
+/*
+ * Append an entry to the pending list (or the nulls list).  The metapage is
+ * share-locked while the tail page is written, so that a merge, which seals
+ * the pending list under an exclusive lock, never misses an entry added to
+ * a page it has read.
+ */
+void
+ham_list_append(Relation index, int which, uint64 code, ItemPointer tid)
+{
+	Buffer		metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
+
+	for (;;)
+	{
+		HamMetaPageData *meta;
+		HamList    *list;
+		BlockNumber tail;
+		GenericXLogState *state;
+		Buffer		buf,
+					tailbuf = InvalidBuffer;
+		Page		page,
+					metapage;
+		HamPageOpaque opaque;
+
+		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+		meta = HamPageGetMeta(BufferGetPage(metabuf));
+		ham_check_meta(index, meta);
+		list = which == HAM_LIST_NULLS ? &meta->nulls : &meta->pending;
+		tail = list->tail;
+		if (tail != InvalidBlockNumber)
+		{
+			buf = ReadBuffer(index, tail);
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			page = BufferGetPage(buf);
+			opaque = HamPageGetOpaque(page);
+			if (opaque->kind == HAM_KIND_LIST && opaque->epoch == list->epoch &&
+				opaque->nentries < HAM_PAGE_CAPACITY)
+			{
+				state = GenericXLogStart(index);
+				page = GenericXLogRegisterBuffer(state, buf, 0);
+				opaque = HamPageGetOpaque(page);
+				HamPageCodes(page)[opaque->nentries] = code;
+				HamPageTids(page)[opaque->nentries] = *tid;
+				opaque->nentries++;
+				GenericXLogFinish(state);
+				UnlockReleaseBuffer(buf);
+				UnlockReleaseBuffer(metabuf);
+				return;
+			}
+			UnlockReleaseBuffer(buf);
+		}
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+
+		/* a new tail page: under the exclusive lock, unless someone added one */
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		meta = HamPageGetMeta(BufferGetPage(metabuf));
+		list = which == HAM_LIST_NULLS ? &meta->nulls : &meta->pending;
+		if (list->tail != tail)
+		{
+			LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+			continue;
+		}
+		buf = ham_new_buffer(index);
+		if (tail != InvalidBlockNumber)
+		{
+			tailbuf = ReadBuffer(index, tail);
+			LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+		}
+		state = GenericXLogStart(index);
+		metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
+		meta = HamPageGetMeta(metapage);
+		list = which == HAM_LIST_NULLS ? &meta->nulls : &meta->pending;
+		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+		ham_init_page(page, HAM_KIND_LIST, list->epoch, 0);
+		opaque = HamPageGetOpaque(page);
+		HamPageCodes(page)[0] = code;
+		HamPageTids(page)[0] = *tid;
+		opaque->nentries = 1;
+		if (tailbuf != InvalidBuffer)
+		{
+			Page		tailpage = GenericXLogRegisterBuffer(state, tailbuf, 0);
+
+			HamPageGetOpaque(tailpage)->next = BufferGetBlockNumber(buf);
+		}
+		else
+			list->head = BufferGetBlockNumber(buf);
+		list->tail = BufferGetBlockNumber(buf);
+		list->npages++;
+		/* entries are counted a page at a time: a page holds one more now */
+		list->nentries = (uint64) (list->npages - 1) * HAM_PAGE_CAPACITY + 1;
+		GenericXLogFinish(state);
+		if (tailbuf != InvalidBuffer)
+			UnlockReleaseBuffer(tailbuf);
+		UnlockReleaseBuffer(buf);
+		UnlockReleaseBuffer(metabuf);
+		return;
+	}
+}
+
+/* The metapage of an unlogged index's init fork, as contrib/bloom writes it. */
+void
+ham_buildempty(Relation index)
+{
+	Page		metapage = (Page) palloc(BLCKSZ);
+
+	ham_init_meta_page(metapage, ham_option_blocks(index));
+	PageSetChecksumInplace(metapage, HAM_METAPAGE_BLKNO);
+	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, HAM_METAPAGE_BLKNO,
+			  (char *) metapage, true);
+	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+				HAM_METAPAGE_BLKNO, metapage, true);
+	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
+}
+
+static char *
+ham_buildphasename(int64 phase)
+{
+	switch (phase)
+	{
+		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
+			return "initializing";
+		case PROGRESS_HAMMING_PHASE_SORT:
+			return "sorting the tables";
+		case PROGRESS_HAMMING_PHASE_WRITE:
+			return "writing the tables";
+		default:
+			return NULL;
+	}
+}
+
+PG_FUNCTION_INFO_V1(hamming_handler);
+Datum
+hamming_handler(PG_FUNCTION_ARGS)
+{
+	IndexAmRoutine *am = makeNode(IndexAmRoutine);
+
+	am->amstrategies = HAM_NSTRATEGIES;
+	am->amsupport = 0;
+	am->amoptsprocnum = 0;
+	am->amcanorder = false;
+	am->amcanorderbyop = true;
+	am->amcanbackward = false;
+	am->amcanunique = false;
+	am->amcanmulticol = false;
+	am->amoptionalkey = true;
+	am->amsearcharray = false;
+	am->amsearchnulls = false;
+	am->amstorage = false;
+	am->amclusterable = false;
+	am->ampredlocks = false;
+	am->amcanparallel = false;
+	am->amcaninclude = false;
+	am->amusemaintenanceworkmem = false;
+	/* VACUUM and merges exclude each other with a lock workers cannot share */
+	am->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
+	am->amkeytype = InvalidOid;
+
+	am->ambuild = ham_build;
+	am->ambuildempty = ham_buildempty;
+	am->aminsert = ham_insert;
+	am->ambulkdelete = ham_bulkdelete;
+	am->amvacuumcleanup = ham_vacuumcleanup;
+	am->amcanreturn = ham_canreturn;
+	am->amcostestimate = ham_costestimate;
+	am->amoptions = ham_options;
+	am->amproperty = NULL;
+	am->ambuildphasename = ham_buildphasename;
+	am->amvalidate = ham_validate;
+	am->amadjustmembers = NULL;
+	am->ambeginscan = ham_beginscan;
+	am->amrescan = ham_rescan;
+	am->amgettuple = ham_gettuple;
+	am->amgetbitmap = ham_getbitmap;
+	am->amendscan = ham_endscan;
+	am->ammarkpos = NULL;
+	am->amrestrpos = NULL;
+	am->amestimateparallelscan = NULL;
+	am->aminitparallelscan = NULL;
+	am->amparallelrescan = NULL;
+
+	PG_RETURN_POINTER(am);
+}
+
+/*
+ * Open an index given to one of the SQL functions: it must be a hamming
+ * index the user owns (as VACUUM and gin_clean_pending_list require).
+ */
+Relation
+ham_open_index(Oid indexoid, LOCKMODE lockmode)
+{
+	Relation	index = index_open(indexoid, lockmode);
+
+	if (index->rd_indam == NULL || index->rd_indam->ambuild != ham_build)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a hamming index", RelationGetRelationName(index))));
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary indexes of other sessions")));
+	if (!pg_class_ownercheck(indexoid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(index));
+	return index;
+}

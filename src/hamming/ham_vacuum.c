@@ -1,0 +1,152 @@
+/*-------------------------------------------------------------------------
+ *
+ * ham_vacuum.c
+ *		VACUUM: remove the entries of dead rows from every page of the run
+ *		and of the lists, then merge the pending list if it is long and
+ *		recycle the pages earlier merges retired.
+ *
+ * Entries are removed in place, keeping the order of a run's pages; the
+ * directory then understates some pages' first keys, which only widens the
+ * ranges scans read (ham_run_table_pages).  VACUUM holds the merge lock
+ * throughout: a merge copying an entry VACUUM is removing would bring it
+ * back, pointing at a heap slot about to be reused.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "utils/rel.h"
+
+#include "hamming.h"
+
+/* Is the page part of the live index, as the snapshot describes it? */
+static bool
+ham_page_live(const HamSnapshot *snap, HamPageOpaque opaque, bool *in_run)
+{
+	*in_run = false;
+	if (opaque->page_id != HAM_PAGE_ID)
+		return false;
+	if (opaque->kind == HAM_KIND_RUN_DATA)
+	{
+		*in_run = true;
+		return snap->run_header != InvalidBlockNumber && opaque->epoch == snap->run_epoch;
+	}
+	if (opaque->kind == HAM_KIND_LIST)
+		return opaque->epoch == snap->pending.epoch || opaque->epoch == snap->nulls.epoch ||
+			(snap->sealed.head != InvalidBlockNumber && opaque->epoch == snap->sealed.epoch);
+	return false;
+}
+
+IndexBulkDeleteResult *
+ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+			   IndexBulkDeleteCallback callback, void *callback_state)
+{
+	Relation	index = info->index;
+	HamSnapshot snap;
+	BlockNumber nblocks;
+	double		kept = 0;
+
+	if (stats == NULL)
+		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+
+	LockPage(index, HAM_METAPAGE_BLKNO, ExclusiveLock);
+	ham_read_snapshot(index, &snap);
+	nblocks = RelationGetNumberOfBlocks(index);
+	for (BlockNumber blkno = HAM_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
+	{
+		Buffer		buf;
+		Page		page;
+		HamPageOpaque opaque;
+		bool		in_run;
+		bool		counts;
+		int			n,
+					keep = 0;
+		ItemPointerData *tids;
+		bool		dead[HAM_PAGE_CAPACITY];
+
+		vacuum_delay_point();
+		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		opaque = HamPageGetOpaque(page);
+		if (PageIsNew(page) || !ham_page_live(&snap, opaque, &in_run))
+		{
+			UnlockReleaseBuffer(buf);
+			continue;
+		}
+		/* each row is in every table: count it in table 0 */
+		counts = !in_run || opaque->table == 0;
+		n = opaque->nentries;
+		tids = HamPageTids(page);
+		for (int i = 0; i < n; i++)
+		{
+			dead[i] = callback(&tids[i], callback_state);
+			keep += dead[i] ? 0 : 1;
+		}
+		if (keep < n)
+		{
+			GenericXLogState *state = GenericXLogStart(index);
+			Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);
+			uint64	   *wcodes = HamPageCodes(wpage);
+			ItemPointerData *wtids = HamPageTids(wpage);
+			int			j = 0;
+
+			for (int i = 0; i < n; i++)
+			{
+				if (dead[i])
+					continue;
+				wcodes[j] = wcodes[i];
+				wtids[j] = wtids[i];
+				j++;
+			}
+			HamPageGetOpaque(wpage)->nentries = j;
+			GenericXLogFinish(state);
+			if (counts)
+				stats->tuples_removed += n - keep;
+		}
+		if (counts)
+			kept += keep;
+		UnlockReleaseBuffer(buf);
+	}
+	UnlockPage(index, HAM_METAPAGE_BLKNO, ExclusiveLock);
+
+	stats->num_index_tuples = kept;
+	stats->num_pages = nblocks;
+	return stats;
+}
+
+IndexBulkDeleteResult *
+ham_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
+{
+	Relation	index = info->index;
+	HamSnapshot snap;
+
+	if (info->analyze_only)
+		return stats;
+
+	ham_read_snapshot(index, &snap);
+	if (ham_merge_wanted(index, &snap, true))
+	{
+		int64		merged;
+
+		ham_merge(index, true, &merged);
+	}
+	LockPage(index, HAM_METAPAGE_BLKNO, ExclusiveLock);
+	ham_recycle(index);
+	UnlockPage(index, HAM_METAPAGE_BLKNO, ExclusiveLock);
+
+	if (stats == NULL)
+	{
+		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+		ham_read_snapshot(index, &snap);
+		stats->num_index_tuples = (double) snap.run_entries + snap.pending.nentries +
+			snap.sealed.nentries + snap.nulls.nentries;
+		stats->estimated_count = true;
+	}
+	stats->num_pages = RelationGetNumberOfBlocks(index);
+	return stats;
+}

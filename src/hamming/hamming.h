@@ -1,0 +1,286 @@
+/*-------------------------------------------------------------------------
+ *
+ * hamming.h
+ *		The hamming index access method: exact radius and nearest-neighbour
+ *		search over simhash64 codes by multi-index hashing.
+ *
+ * An index is a metapage, one immutable sorted *run*, and two lists of
+ * unsorted entries (an entry is a code and a heap TID):
+ *
+ *	run		m tables (m = the `blocks` option), each holding every code of
+ *			the run rotated so that block j leads (nd_permute.h), sorted;
+ *			a directory per table (the leading 32 bits of each data page's
+ *			first key) and a header page that lists the directory pages.
+ *			Searched by multi-index hashing (nd_mih.h), or read whole
+ *			(table 0 only) when that is cheaper.
+ *	pending	where inserts append; read whole by every scan.  A merge turns
+ *			run + pending into a new run (ham_merge.c): the pending list is
+ *			first *sealed* (inserts go to a fresh list), so that inserts
+ *			never wait for a merge.
+ *	nulls	the TIDs of rows whose code is NULL, returned last by an
+ *			ORDER BY scan, as a sequential scan would sort them.
+ *
+ * Pages a merge retires (the old run, the sealed list) are recycled, by the
+ * next merge or VACUUM, once no scan can still be reading them: once the
+ * transaction id the merge stamped in the metapage is older than every
+ * snapshot (as nbtree recycles deleted pages).  Every page carries its kind
+ * and the epoch of the run or list it belongs to, and scans check both, so
+ * a page recycled under a scan that had no snapshot (a standby without
+ * hot_standby_feedback) is an error, never a wrong answer.
+ *
+ * Every page change is WAL-logged with generic WAL, as contrib/bloom does.
+ *
+ * Files: ham_utils.c (handler, options, pages, metapage), ham_build.c,
+ * ham_run.c (writing and reading runs), ham_insert.c, ham_merge.c,
+ * ham_scan.c, ham_vacuum.c, ham_cost.c, ham_validate.c, ham_check.c
+ * (integrity check).  doc/index-hamming.md describes the design and its
+ * measurements.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef HAMMING_AM_H
+#define HAMMING_AM_H
+
+#include "postgres.h"
+
+#include "access/amapi.h"
+#include "access/generic_xlog.h"
+#include "access/itup.h"
+#include "nodes/execnodes.h"
+#include "access/transam.h"
+#include "nodes/pathnodes.h"
+#include "storage/bufmgr.h"
+#include "storage/lockdefs.h"
+#include "utils/relcache.h"
+
+#include "nd_mih.h"
+#include "nd_permute.h"
+
+/* Strategy numbers of the operator class (ham_validate.c checks them) */
+#define HAM_STRATEGY_WITHIN		1	/* simhash64 <@ hamming_ball */
+#define HAM_STRATEGY_EQUAL		2	/* simhash64 = simhash64 */
+#define HAM_STRATEGY_DISTANCE	3	/* ORDER BY simhash64 <~> simhash64 */
+#define HAM_NSTRATEGIES			3
+
+#define HAM_METAPAGE_BLKNO		0
+#define HAM_MAGIC				0x48414d31	/* "HAM1" */
+#define HAM_VERSION				1
+
+/* Page kinds, in HamPageOpaque.kind */
+#define HAM_KIND_META			1
+#define HAM_KIND_RUN_HEADER		2
+#define HAM_KIND_RUN_DIR		3
+#define HAM_KIND_RUN_DATA		4
+#define HAM_KIND_LIST			5	/* pending, sealed or nulls list */
+#define HAM_KIND_FREE			6	/* recycled, in the free space map */
+
+#define HAM_PAGE_ID				0xFF8A	/* for pg_filedump and the like */
+
+typedef struct HamPageOpaqueData
+{
+	uint32		epoch;			/* run or list this page belongs to */
+	BlockNumber next;			/* list pages: next page of the list */
+	uint16		kind;
+	uint16		nentries;		/* data and list pages: entries used */
+	uint16		table;			/* run data and directory pages */
+	uint16		page_id;
+} HamPageOpaqueData;
+
+typedef HamPageOpaqueData *HamPageOpaque;
+
+#define HamPageGetOpaque(page) ((HamPageOpaque) PageGetSpecialPointer(page))
+
+/*
+ * Data and list pages hold a fixed-capacity array of codes followed by one
+ * of TIDs, so that appending never moves anything.
+ */
+#define HAM_PAGE_CONTENT_OFFSET MAXALIGN(SizeOfPageHeaderData)
+#define HAM_PAGE_CONTENT_SIZE	(BLCKSZ - HAM_PAGE_CONTENT_OFFSET - \
+								 MAXALIGN(sizeof(HamPageOpaqueData)))
+#define HAM_ENTRY_SIZE			(sizeof(uint64) + sizeof(ItemPointerData))
+#define HAM_PAGE_CAPACITY		((int) (HAM_PAGE_CONTENT_SIZE / HAM_ENTRY_SIZE))
+
+#define HamPageCodes(page)		((uint64 *) ((char *) (page) + HAM_PAGE_CONTENT_OFFSET))
+#define HamPageTids(page)		((ItemPointerData *) ((char *) (page) + HAM_PAGE_CONTENT_OFFSET + \
+													  HAM_PAGE_CAPACITY * sizeof(uint64)))
+
+/* A directory entry: the leading 32 bits of a data page's first key */
+typedef struct HamDirEntry
+{
+	uint32		first;
+	BlockNumber blkno;
+} HamDirEntry;
+
+#define HAM_DIR_CAPACITY		((int) (HAM_PAGE_CONTENT_SIZE / sizeof(HamDirEntry)))
+#define HamPageDir(page)		((HamDirEntry *) ((char *) (page) + HAM_PAGE_CONTENT_OFFSET))
+
+/* A list of pages (pending, sealed, nulls) as the metapage records it */
+typedef struct HamList
+{
+	BlockNumber head;			/* InvalidBlockNumber when empty */
+	BlockNumber tail;
+	uint32		epoch;
+	uint32		npages;
+	uint64		nentries;
+} HamList;
+
+typedef struct HamMetaPageData
+{
+	uint32		magic;
+	uint32		version;
+	uint32		nblocks;		/* m: tables per run */
+	uint32		next_epoch;		/* epochs of runs and lists come from here */
+	BlockNumber run_header;		/* InvalidBlockNumber: no run yet */
+	uint32		run_epoch;
+	uint64		run_entries;
+	HamList		pending;
+	HamList		sealed;			/* being merged; empty otherwise */
+	HamList		nulls;
+	/* pages retired by merges are recyclable once this is old enough */
+	FullTransactionId retired_xid;
+	uint32		merges;			/* merges done, for the statistics */
+} HamMetaPageData;
+
+#define HamPageGetMeta(page)	((HamMetaPageData *) PageGetContents(page))
+
+/*
+ * The run header: per table, its data page count and its directory pages
+ * (each with the `first` of its first entry).
+ */
+typedef struct HamRunTable
+{
+	uint32		ndata;			/* data pages */
+	uint32		ndir;			/* directory pages */
+	uint32		dir_offset;		/* into HamRunHeader.dirs */
+} HamRunTable;
+
+#define HAM_MAX_TABLES			8
+#define HAM_MIN_TABLES			3
+
+typedef struct HamRunHeader
+{
+	uint32		nblocks;
+	uint32		pad;
+	uint64		nentries;
+	HamRunTable tables[HAM_MAX_TABLES];
+	uint32		ndirs;
+	HamDirEntry dirs[FLEXIBLE_ARRAY_MEMBER];
+} HamRunHeader;
+
+#define HAM_RUN_MAX_DIRS		((int) ((HAM_PAGE_CONTENT_SIZE - offsetof(HamRunHeader, dirs)) / \
+										sizeof(HamDirEntry)))
+
+#define HamPageGetRunHeader(page) ((HamRunHeader *) ((char *) (page) + HAM_PAGE_CONTENT_OFFSET))
+
+/* Reloptions */
+typedef struct HamOptions
+{
+	int32		vl_len_;		/* varlena header (do not touch directly!) */
+	int			blocks;			/* 0: chosen from the row count at build */
+	int			pending_limit;	/* kB; -1: the default */
+} HamOptions;
+
+#define HAM_DEFAULT_PENDING_LIMIT_KB	4096
+
+/* Build phases in pg_stat_progress_create_index (1 is "initializing") */
+#define PROGRESS_HAMMING_PHASE_SORT		2
+#define PROGRESS_HAMMING_PHASE_WRITE	3
+
+/* A run as a scan or a merge reads it: its directories, in memory */
+typedef struct HamRunDir
+{
+	uint32		epoch;
+	nd_layout	layout;
+	uint64		nentries;
+	uint32		ndata[HAM_MAX_TABLES];
+	uint32	   *first[HAM_MAX_TABLES];	/* NULL until loaded */
+	BlockNumber *blkno[HAM_MAX_TABLES];
+	/* from the header, to load a table's directory */
+	HamRunHeader *header;
+} HamRunDir;
+
+/* The metapage as read at the start of a scan */
+typedef struct HamSnapshot
+{
+	int			nblocks;
+	BlockNumber run_header;
+	uint32		run_epoch;
+	uint64		run_entries;
+	HamList		pending;
+	HamList		sealed;
+	HamList		nulls;
+} HamSnapshot;
+
+/* ham_utils.c */
+extern void ham_init_reloptions(void);
+extern void ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table);
+extern void ham_init_meta_page(Page page, int nblocks);
+extern Buffer ham_new_buffer(Relation index);
+extern void ham_read_snapshot(Relation index, HamSnapshot *snap);
+extern void ham_check_page(Relation index, Buffer buf, uint16 kind, uint32 epoch);
+extern int	ham_pending_limit_entries(Relation index);
+extern int	ham_default_blocks(double rows);
+extern int	ham_option_blocks(Relation index);
+extern Oid	ham_simhash64_type(Relation index);
+extern void ham_list_append(Relation index, int which, uint64 code, ItemPointer tid);
+extern bytea *ham_options(Datum reloptions, bool validate);
+extern Relation ham_open_index(Oid indexoid, LOCKMODE lockmode);
+extern void ham_buildempty(Relation index);
+
+#define HAM_LIST_PENDING	0
+#define HAM_LIST_NULLS		1
+
+/* ham_run.c: writing a run from sorted entries, reading its directory */
+typedef struct HamRunWriter HamRunWriter;
+
+extern HamRunWriter *ham_run_writer_begin(Relation index, int nblocks, uint32 epoch,
+										  int work_mem_kb);
+extern void ham_run_writer_add(HamRunWriter *w, uint64 code, ItemPointer tid);
+extern BlockNumber ham_run_writer_finish(HamRunWriter *w, uint64 *nentries);
+extern void ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch,
+							 HamRunDir *dir);
+extern void ham_run_dir_load_table(Relation index, HamRunDir *dir, int table);
+extern void ham_run_table_pages(HamRunDir *dir, int table, uint32 lo, uint32 hi,
+								uint32 *pbegin, uint32 *pend);
+
+/* ham_build.c */
+extern IndexBuildResult *ham_build(Relation heap, Relation index, IndexInfo *indexInfo);
+
+/* ham_insert.c */
+extern bool ham_insert(Relation index, Datum *values, bool *isnull,
+					   ItemPointer ht_ctid, Relation heapRel,
+					   IndexUniqueCheck checkUnique, bool indexUnchanged,
+					   IndexInfo *indexInfo);
+
+/* ham_merge.c */
+extern bool ham_merge(Relation index, bool wait, int64 *merged);
+extern void ham_recycle(Relation index);
+extern bool ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming);
+
+/* ham_scan.c */
+extern IndexScanDesc ham_beginscan(Relation r, int nkeys, int norderbys);
+extern void ham_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+					   ScanKey orderbys, int norderbys);
+extern bool ham_gettuple(IndexScanDesc scan, ScanDirection dir);
+extern int64 ham_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void ham_endscan(IndexScanDesc scan);
+extern bool ham_canreturn(Relation index, int attno);
+
+/* ham_vacuum.c */
+extern IndexBulkDeleteResult *ham_bulkdelete(IndexVacuumInfo *info,
+											 IndexBulkDeleteResult *stats,
+											 IndexBulkDeleteCallback callback,
+											 void *callback_state);
+extern IndexBulkDeleteResult *ham_vacuumcleanup(IndexVacuumInfo *info,
+												IndexBulkDeleteResult *stats);
+
+/* ham_cost.c */
+extern void ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+							 Cost *indexStartupCost, Cost *indexTotalCost,
+							 Selectivity *indexSelectivity, double *indexCorrelation,
+							 double *indexPages);
+
+/* ham_validate.c */
+extern bool ham_validate(Oid opclassoid);
+
+#endif							/* HAMMING_AM_H */
