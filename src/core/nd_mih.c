@@ -150,7 +150,124 @@ distances_portable(const uint64_t *codes, size_t n, uint64_t q, uint8_t *dist)
 		dist[i] = (uint8_t) popcount64_portable(codes[i] ^ q);
 }
 
+static size_t
+within_portable(const uint64_t *codes, size_t n, uint64_t q, int maxd,
+				uint32_t *idx, uint8_t *dist)
+{
+	size_t		k = 0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		int			d = popcount64_portable(codes[i] ^ q);
+
+		/* branch-free: write always, advance when within */
+		idx[k] = (uint32_t) i;
+		dist[k] = (uint8_t) d;
+		k += d <= maxd;
+	}
+	return k;
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+__attribute__((target("popcnt")))
+static size_t
+within_popcnt(const uint64_t *codes, size_t n, uint64_t q, int maxd,
+			  uint32_t *idx, uint8_t *dist)
+{
+	size_t		k = 0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		int			d = __builtin_popcountll(codes[i] ^ q);
+
+		idx[k] = (uint32_t) i;
+		dist[k] = (uint8_t) d;
+		k += d <= maxd;
+	}
+	return k;
+}
+
+/*
+ * Popcount of four codes at once by nibble lookup (vpshufb) and byte sums
+ * (vpsadbw), Mula's method; a comparison picks the few within maxd.
+ */
+__attribute__((target("avx2,popcnt")))
+static size_t
+within_avx2(const uint64_t *codes, size_t n, uint64_t q, int maxd,
+			uint32_t *idx, uint8_t *dist)
+{
+	const __m256i lookup = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
+											0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+	const __m256i low = _mm256_set1_epi8(0x0f);
+	const __m256i qv = _mm256_set1_epi64x((long long) q);
+	const __m256i limit = _mm256_set1_epi64x(maxd);
+	size_t		k = 0,
+				i = 0;
+
+	for (; i + 4 <= n; i += 4)
+	{
+		__m256i		v = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (codes + i)), qv);
+		__m256i		cnt = _mm256_add_epi8(_mm256_shuffle_epi8(lookup, _mm256_and_si256(v, low)),
+										  _mm256_shuffle_epi8(lookup, _mm256_and_si256(_mm256_srli_epi16(v, 4), low)));
+		__m256i		sums = _mm256_sad_epu8(cnt, _mm256_setzero_si256());
+		int			far = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(sums, limit)));
+
+		if (far != 0xf)
+		{
+			for (int j = 0; j < 4; j++)
+				if (!(far & (1 << j)))
+				{
+					idx[k] = (uint32_t) (i + j);
+					dist[k] = (uint8_t) __builtin_popcountll(codes[i + j] ^ q);
+					k++;
+				}
+		}
+	}
+	for (; i < n; i++)
+	{
+		int			d = __builtin_popcountll(codes[i] ^ q);
+
+		if (d <= maxd)
+		{
+			idx[k] = (uint32_t) i;
+			dist[k] = (uint8_t) d;
+			k++;
+		}
+	}
+	return k;
+}
+
+static int	cpu_level = -1;		/* 0 baseline, 1 popcnt, 2 avx2 */
+
+static int
+nd_cpu_level(void)
+{
+	if (cpu_level < 0)
+	{
+		__builtin_cpu_init();
+		cpu_level = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") ? 2
+			: __builtin_cpu_supports("popcnt") ? 1 : 0;
+	}
+	return cpu_level;
+}
+
+size_t
+nd_hamming_within(const uint64_t *codes, size_t n, uint64_t q, int maxd,
+				  uint32_t *idx, uint8_t *dist)
+{
+	switch (nd_cpu_level())
+	{
+		case 2:
+			return within_avx2(codes, n, q, maxd, idx, dist);
+		case 1:
+			return within_popcnt(codes, n, q, maxd, idx, dist);
+		default:
+			return within_portable(codes, n, q, maxd, idx, dist);
+	}
+}
+
 __attribute__((target("popcnt")))
 static void
 distances_popcnt(const uint64_t *codes, size_t n, uint64_t q, uint8_t *dist)
@@ -162,14 +279,7 @@ distances_popcnt(const uint64_t *codes, size_t n, uint64_t q, uint8_t *dist)
 void
 nd_hamming_distances(const uint64_t *codes, size_t n, uint64_t q, uint8_t *dist)
 {
-	static int	have_popcnt = -1;
-
-	if (have_popcnt < 0)
-	{
-		__builtin_cpu_init();
-		have_popcnt = __builtin_cpu_supports("popcnt") ? 1 : 0;
-	}
-	if (have_popcnt)
+	if (nd_cpu_level() >= 1)
 		distances_popcnt(codes, n, q, dist);
 	else
 		distances_portable(codes, n, q, dist);
@@ -180,4 +290,25 @@ nd_hamming_distances(const uint64_t *codes, size_t n, uint64_t q, uint8_t *dist)
 {
 	distances_portable(codes, n, q, dist);
 }
+
+size_t
+nd_hamming_within(const uint64_t *codes, size_t n, uint64_t q, int maxd,
+				  uint32_t *idx, uint8_t *dist)
+{
+	return within_portable(codes, n, q, maxd, idx, dist);
+}
 #endif
+
+/* Every variant the CPU can run, for the unit tests. */
+size_t
+nd_hamming_within_variant(int variant, const uint64_t *codes, size_t n, uint64_t q,
+						  int maxd, uint32_t *idx, uint8_t *dist)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	if (variant == 2 && nd_cpu_level() >= 2)
+		return within_avx2(codes, n, q, maxd, idx, dist);
+	if (variant == 1 && nd_cpu_level() >= 1)
+		return within_popcnt(codes, n, q, maxd, idx, dist);
+#endif
+	return within_portable(codes, n, q, maxd, idx, dist);
+}

@@ -41,18 +41,28 @@
 
 #include "hamming.h"
 #include "hamming_ball.h"
+#include "radius_planner.h"
 #include "simhash64.h"
 
 #define HAM_NLEVELS			65
 
 /*
- * Relative costs, in page visits: a probe of a block value visits a page
- * and searches it; examining an entry met by a probe costs a fiftieth of
- * that; a flat pass visits each page and computes its 582 distances, half
- * a visit more.
+ * Relative costs, in probes: a probe of a block value visits a page and
+ * binary-searches it (0.8 us measured at 1M rows); examining an entry met
+ * by a probe costs a fiftieth of that; a flat pass visits each page and
+ * computes its 582 distances four at a time, 0.6 of a probe.
  */
 #define HAM_COST_ENTRY		0.02
-#define HAM_COST_FLAT_PAGE	1.5
+#define HAM_COST_FLAT_PAGE	0.6
+
+/* Rows a nearest-neighbour scan is assumed to want (LIMIT 10) */
+#define HAM_KNN_GUESS		10
+
+/*
+ * Entries the first flat pass of a nearest-neighbour scan keeps: enough for
+ * the usual LIMIT; each further pass keeps 16 times more (up to work_mem).
+ */
+#define HAM_FLAT_FIRST_WANT	100
 
 typedef struct HamLevel
 {
@@ -91,10 +101,12 @@ typedef struct HamScanOpaqueData
 	bool		flat;
 	double		mih_spent;
 	double		flat_cost;
+	int64		flat_want;		/* entries the next flat pass keeps */
 	HamLevel	run[HAM_NLEVELS];
 	HamLevel	list[HAM_NLEVELS];
 	TIDBitmap  *tbm;			/* bitmap scans: found entries go here */
 	int64		ntids;
+	int64		returned;		/* rows emitted so far */
 
 	/* emitting */
 	int			emit_level;
@@ -333,6 +345,7 @@ ham_scan_list(IndexScanDesc scan, const HamList *list)
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 	BlockNumber blkno = list->head;
 	uint8		dist[HAM_PAGE_CAPACITY];
+	uint32		idx[HAM_PAGE_CAPACITY];
 
 	while (blkno != InvalidBlockNumber)
 	{
@@ -340,16 +353,17 @@ ham_scan_list(IndexScanDesc scan, const HamList *list)
 		Page		page;
 		HamPageOpaque opaque;
 		uint64	   *codes;
+		size_t		k;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		ham_check_page(scan->indexRelation, buf, HAM_KIND_LIST, list->epoch);
 		page = BufferGetPage(buf);
 		opaque = HamPageGetOpaque(page);
 		codes = HamPageCodes(page);
-		nd_hamming_distances(codes, opaque->nentries, so->center, dist);
-		for (int i = 0; i < opaque->nentries; i++)
-			if (dist[i] <= so->max_radius && ham_filters_pass(so, codes[i]))
-				ham_found(so, so->list, dist[i], &HamPageTids(page)[i], codes[i]);
+		k = nd_hamming_within(codes, opaque->nentries, so->center, so->max_radius, idx, dist);
+		for (size_t j = 0; j < k; j++)
+			if (ham_filters_pass(so, codes[idx[j]]))
+				ham_found(so, so->list, dist[j], &HamPageTids(page)[idx[j]], codes[idx[j]]);
 		blkno = opaque->next;
 		UnlockReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
@@ -379,6 +393,8 @@ ham_scan_start(IndexScanDesc scan)
 	so->next_step = 0;
 	so->flat = false;
 	so->mih_spent = 0;
+	so->returned = 0;
+	so->flat_want = HAM_FLAT_FIRST_WANT;
 	so->emit_level = 0;
 	so->emit_pos = 0;
 	so->emit_list = false;
@@ -496,18 +512,21 @@ ham_run_step(IndexScanDesc scan, int step)
 }
 
 /*
- * A flat pass over table 0: entries at distances [lo, hi], as many whole
- * distances as fit in work_mem (always lo).  Returns the last distance
- * complete.
+ * A flat pass over table 0: the entries at distances lo and up.  It keeps
+ * whole distances only, from lo up to the first at which it holds `want`
+ * entries (always lo in full), dropping the farthest distance whenever the
+ * nearer ones hold enough -- a top-k selection on a 65-value key, so it
+ * stores little more than `want` entries.  Returns the last distance it
+ * holds in full.
  */
 static int
-ham_run_flat(IndexScanDesc scan, int lo, int hi)
+ham_run_flat(IndexScanDesc scan, int lo, int hi, int64 want)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
-	int64		cap = Max((int64) work_mem * 1024 / (int64) sizeof(ItemPointerData), 1024);
 	int64		stored = 0;
 	uint8		dist[HAM_PAGE_CAPACITY];
+	uint32		idx[HAM_PAGE_CAPACITY];
 
 	ham_load_table(scan, 0);
 	for (uint32 p = 0; p < so->dir.ndata[0]; p++)
@@ -516,33 +535,55 @@ ham_run_flat(IndexScanDesc scan, int lo, int hi)
 		Page		page;
 		uint64	   *codes;
 		int			n;
+		size_t		k;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		ham_check_page(index, buf, HAM_KIND_RUN_DATA, so->dir.epoch);
 		page = BufferGetPage(buf);
 		n = HamPageGetOpaque(page)->nentries;
 		codes = HamPageCodes(page);
-		nd_hamming_distances(codes, n, so->center, dist);
-		for (int i = 0; i < n; i++)
+		k = nd_hamming_within(codes, n, so->center, hi, idx, dist);
+		for (size_t j = 0; j < k; j++)
 		{
-			int			d = dist[i];
+			int			d = dist[j];
+			int			i = idx[j];
 
 			if (d < lo || d > hi || !ham_filters_pass(so, codes[i]))
 				continue;
 			ham_found(so, so->run, d, &HamPageTids(page)[i], codes[i]);
+			if (so->tbm)
+				continue;
 			stored++;
+			while (hi > lo && stored - so->run[hi].n >= want)
+			{
+				stored -= so->run[hi].n;
+				so->run[hi].n = 0;
+				hi--;
+			}
 		}
 		UnlockReleaseBuffer(buf);
-		/* over the memory: give up the farthest distance kept */
-		while (so->tbm == NULL && stored > cap && hi > lo)
-		{
-			stored -= so->run[hi].n;
-			so->run[hi].n = 0;
-			hi--;
-		}
 		CHECK_FOR_INTERRUPTS();
 	}
 	return hi;
+}
+
+/*
+ * The distance within which the scan expects `want` rows: those it has
+ * returned, those it holds, and for the rest of the run as many as random
+ * codes would put there, P(Binomial(64, 1/2) <= r) of the run.
+ */
+static int
+ham_expected_radius(HamScanOpaque so, int64 want)
+{
+	double		held = (double) so->returned;
+
+	for (int r = Max(so->complete + 1, 0); r < so->max_radius; r++)
+	{
+		held += (double) so->run[r].n + (double) so->list[r].n;
+		if (held + (double) so->dir.nentries * nd_binomial_within(r) >= (double) want)
+			return r;
+	}
+	return so->max_radius;
 }
 
 /* Raise so->complete by at least one distance. */
@@ -561,6 +602,23 @@ ham_advance(IndexScanDesc scan)
 		int			step = so->next_step;
 		double		cost = ham_step_cost(so, step);
 
+		/*
+		 * Nearest neighbours: when the steps up to the distance at which the
+		 * scan expects its first rows would cost more than a flat pass, which
+		 * is the case for a code with no near copy, stop stepping now.  The
+		 * steps at block distances 0 and 1 always run: they are cheap, and
+		 * they find the near copies that make the expectation right.
+		 */
+		if (so->ordered && step >= 2 * so->dir.layout.nblocks)
+		{
+			int			target = ham_expected_radius(so, HAM_KNN_GUESS);
+			double		ahead = 0;
+
+			for (int t = step; t <= target && so->mih_spent + ahead <= so->flat_cost; t++)
+				ahead += ham_step_cost(so, t);
+			if (so->mih_spent + ahead > so->flat_cost)
+				cost = so->flat_cost + 1;
+		}
 		if (so->mih_spent + cost <= so->flat_cost)
 		{
 			ham_run_step(scan, step);
@@ -574,7 +632,9 @@ ham_advance(IndexScanDesc scan)
 		for (int d = so->complete + 1; d < HAM_NLEVELS; d++)
 			so->run[d].n = 0;
 	}
-	so->complete = ham_run_flat(scan, so->complete + 1, so->max_radius);
+	so->complete = ham_run_flat(scan, so->complete + 1, so->max_radius, so->flat_want);
+	/* a scan that needs another pass needs many more rows than thought */
+	so->flat_want = Min(so->flat_want * 16, (int64) work_mem * 1024 / (int64) sizeof(ItemPointerData));
 }
 
 static bool
@@ -627,6 +687,7 @@ ham_gettuple(IndexScanDesc scan, ScanDirection dir)
 						   so->want_codes ? level->codes[so->emit_pos] : 0, false,
 						   so->emit_level);
 				so->emit_pos++;
+				so->returned++;
 				return true;
 			}
 			if (!so->emit_list)
@@ -686,7 +747,7 @@ ham_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 			}
 		}
 		else
-			ham_run_flat(scan, 0, so->max_radius);
+			ham_run_flat(scan, 0, so->max_radius, 0);
 	}
 	if (so->with_nulls)
 	{

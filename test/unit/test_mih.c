@@ -222,6 +222,45 @@ test_distances(void)
 	ok(bad == 0, "distance kernel equals popcount, 0 and 64 included");
 }
 
+static void
+test_within(void)
+{
+	enum
+	{
+	N = 1003};
+	uint64_t	codes[N];
+	uint32_t	idx[N];
+	uint8_t		dist[N];
+	int			bad = 0;
+
+	for (int variant = 0; variant <= 2; variant++)
+		for (int trial = 0; trial < 200; trial++)
+		{
+			uint64_t	q = trial == 0 ? 0 : trial == 1 ? UINT64_MAX : rnd();
+			int			maxd = trial % 66 - 1;
+			size_t		n = N - (size_t) (trial % 9),
+						k,
+						want = 0;
+
+			for (size_t i = 0; i < n; i++)
+				codes[i] = i % 3 == 0 ? flip_random(q, (int) (rnd() % 65)) : i % 7 == 0 ? q : rnd();
+			k = nd_hamming_within_variant(variant, codes, n, q, maxd, idx, dist);
+			for (size_t i = 0; i < n; i++)
+			{
+				int			d = popcount64(codes[i] ^ q);
+
+				if (d > maxd)
+					continue;
+				if (want >= k || idx[want] != i || dist[want] != d)
+					bad++;
+				want++;
+			}
+			if (want != k)
+				bad++;
+		}
+	ok(bad == 0, "within kernel (portable, popcnt, AVX2) equals brute force, every maxd -1..64");
+}
+
 int
 main(void)
 {
@@ -231,5 +270,6 @@ main(void)
 		test_search(m, 600);
 	test_sorted_range();
 	test_distances();
+	test_within();
 	return tap_done();
 }
