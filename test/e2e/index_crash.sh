@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# End-to-end: GiST and GIN indexes of simhash64 survive crashes.
+# End-to-end: GiST, GIN and hamming indexes of simhash64 survive crashes.
 #
-# One table with both indexes (GIN with fastupdate, so that the pending list
-# is in play), rows inserted in batches of 500 by a background session, one
+# One table with the three indexes (GIN with fastupdate, so that the pending
+# list is in play; hamming with a 64kB pending limit, so that inserts merge
+# it into the run again and again, and the crashes hit merges), rows inserted in batches of 500 by a background session, one
 # transaction per batch.  The server is crashed in the middle of the load,
 # twice:
 #   1. kill -9 of the postmaster and all its processes (no checkpoint since
@@ -38,7 +39,8 @@ psql_q -c "CREATE EXTENSION pgstattuple" \
 	-c "CREATE TABLE t (id bigint PRIMARY KEY, sh simhash64) WITH (autovacuum_enabled = off)" \
 	-c "INSERT INTO t SELECT i, nd_row_code(i) FROM generate_series(1, $INITIAL) i" \
 	-c "CREATE INDEX t_gist ON t USING gist (sh)" \
-	-c "CREATE INDEX t_gin ON t USING gin (sh) WITH (fastupdate = on, gin_pending_list_limit = 65536)"
+	-c "CREATE INDEX t_gin ON t USING gin (sh) WITH (fastupdate = on, gin_pending_list_limit = 65536)" \
+	-c "CREATE INDEX t_ham ON t USING hamming (sh) WITH (pending_limit = 64)"
 datadir=$(psql_q -c "SHOW data_directory")
 logfile=$(pg_lsclusters -h 15 regress | awk '{print $7}')
 
@@ -81,8 +83,9 @@ pending() { psql_q -c "SELECT pending_pages || ' pages, ' || pending_tuples || '
 # codes of the last rows inserted before the crash.
 check_indexes() {
 	local codes="nd_query_codes() || ARRAY(SELECT sh FROM t ORDER BY id DESC LIMIT 5)"
-	nd_check_ok "$1: GiST index scans = sequential scan (radius, =, KNN)" t t_gist t_gin "$codes"
-	nd_check_ok "$1: GIN index scans = sequential scan (radius, =)" t t_gin t_gist "$codes"
+	nd_check_ok "$1: GiST index scans = sequential scan (radius, =, KNN)" t t_gist "t_gin, t_ham" "$codes"
+	nd_check_ok "$1: GIN index scans = sequential scan (radius, =)" t t_gin "t_gist, t_ham" "$codes"
+	nd_check_ok "$1: hamming index scans = sequential scan (radius, =, KNN)" t t_ham "t_gist, t_gin" "$codes"
 }
 
 # --- 1. kill -9 of the postmaster and all its children ---------------------

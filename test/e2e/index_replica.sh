@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# End-to-end: GiST and GIN indexes of simhash64 on a streaming replica.
+# End-to-end: GiST, GIN and hamming indexes of simhash64 on a streaming
+# replica.
 #
 # A hot standby is made from the throwaway cluster with pg_basebackup and run
 # by pg_ctl as the postgres user on a port of its own.  The primary then
 # changes indexes that the base backup holds (inserts: GiST page splits,
-# GIN pending list; deletes, updates) and builds new ones (CREATE INDEX
+# GIN pending list, hamming merges; deletes, updates) and builds new ones (CREATE INDEX
 # WAL); after replay, on the standby, every query code and radius returns
 # through each index what a sequential scan on the standby returns, and KNN
 # the brute-force distances (nd_check in lib/index_check.sql).  Again after
@@ -33,12 +34,13 @@ trap 'stop_standby; rm -rf "$sdir"' EXIT
 
 nd_setup_db
 psql_q -c "CREATE EXTENSION pgstattuple"
-for t in rg rn sg sn; do
+for t in rg rn rh sg sn sh; do
 	psql_q -c "CREATE TABLE $t (id bigint PRIMARY KEY, sh simhash64) WITH (autovacuum_enabled = off)" \
 		-c "INSERT INTO $t SELECT i, nd_row_code(i) FROM generate_series(1, 50000) i"
 done
 psql_q -c "CREATE INDEX rg_gist ON rg USING gist (sh)" \
-	-c "CREATE INDEX rn_gin ON rn USING gin (sh) WITH (fastupdate = on, gin_pending_list_limit = 65536)"
+	-c "CREATE INDEX rn_gin ON rn USING gin (sh) WITH (fastupdate = on, gin_pending_list_limit = 65536)" \
+	-c "CREATE INDEX rh_ham ON rh USING hamming (sh) WITH (pending_limit = 64)"
 
 # --- the standby ----------------------------------------------------------------------
 port2=$((20000 + RANDOM % 20000))
@@ -89,16 +91,17 @@ on_standby() {
 # --- changes on the primary, replayed ---------------------------------------------------
 for ((b = 0; b < 40; b++)); do
 	lo=$((50001 + b * 500))
-	for t in rg rn sg sn; do
+	for t in rg rn rh sg sn sh; do
 		echo "INSERT INTO $t SELECT i, nd_row_code(i) FROM generate_series($lo, $((lo + 499))) i;"
 	done
 done | psql_q
-for t in rg rn sg sn; do
+for t in rg rn rh sg sn sh; do
 	psql_q -c "DELETE FROM $t WHERE id % 3 = 0 AND id < 40000" \
 		-c "UPDATE $t SET sh = nd_flip(sh, 2, (id % 64)::int) WHERE id % 7 = 0 AND id < 20000"
 done
 psql_q -c "CREATE INDEX sg_gist ON sg USING gist (sh)" \
-	-c "CREATE INDEX sn_gin ON sn USING gin (sh) WITH (fastupdate = off)"
+	-c "CREATE INDEX sn_gin ON sn USING gin (sh) WITH (fastupdate = off)" \
+	-c "CREATE INDEX sh_ham ON sh USING hamming (sh)"
 replay || echo "# the standby did not catch up"
 pending=$(PGPORT=$port2 psql_q -c "SELECT pending_tuples FROM pgstatginindex('rn_gin')")
 echo "# GIN pending list on the standby: $pending tuples"
@@ -107,12 +110,15 @@ on_standby rg rg_gist "after inserts, deletes, updates"
 on_standby rn rn_gin "after inserts, deletes, updates"
 on_standby sg sg_gist "after CREATE INDEX"
 on_standby sn sn_gin "after CREATE INDEX"
+on_standby rh rh_ham "after inserts (merged by the inserts themselves), deletes, updates"
+on_standby sh sh_ham "after CREATE INDEX"
 
 # --- VACUUM, REINDEX CONCURRENTLY -------------------------------------------------------
-for t in rg rn sg sn; do
+for t in rg rn rh sg sn sh; do
 	psql_q -c "DELETE FROM $t WHERE id % 5 = 0" -c "VACUUM $t"
 done
-psql_q -c "REINDEX INDEX CONCURRENTLY sg_gist" -c "REINDEX INDEX CONCURRENTLY sn_gin"
+psql_q -c "REINDEX INDEX CONCURRENTLY sg_gist" -c "REINDEX INDEX CONCURRENTLY sn_gin" \
+	-c "REINDEX INDEX CONCURRENTLY sh_ham"
 replay || echo "# the standby did not catch up"
 pending=$(PGPORT=$port2 psql_q -c "SELECT pending_tuples FROM pgstatginindex('rn_gin')")
 ok $([ "$pending" = 0 ] && echo 0 || echo 1) "VACUUM on the primary emptied rn_gin's pending list on the standby"
@@ -120,5 +126,7 @@ on_standby rg rg_gist "after VACUUM"
 on_standby rn rn_gin "after VACUUM"
 on_standby sg sg_gist "after REINDEX CONCURRENTLY"
 on_standby sn sn_gin "after REINDEX CONCURRENTLY"
+on_standby rh rh_ham "after VACUUM"
+on_standby sh sh_ham "after REINDEX CONCURRENTLY"
 echo "1..$n"
 SCRIPT

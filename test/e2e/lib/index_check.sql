@@ -131,9 +131,10 @@ BEGIN
     FROM pg_class c JOIN pg_am a ON a.oid = c.relam
     WHERE c.oid = idx;
     modes := CASE am WHEN 'gist' THEN '{index,bitmap}'::text[]
+                     WHEN 'hamming' THEN '{index,bitmap}'::text[]
                      WHEN 'gin' THEN '{bitmap}'::text[] END;
     IF modes IS NULL THEN
-        RAISE EXCEPTION 'nd_check: % is not a GiST or GIN index', idx;
+        RAISE EXCEPTION 'nd_check: % is not a GiST, GIN or hamming index', idx;
     END IF;
 
     FOREACH q IN ARRAY codes LOOP
@@ -153,7 +154,7 @@ BEGIN
 
         FOREACH mode IN ARRAY modes LOOP
             FOREACH r IN ARRAY radii LOOP
-                FOREACH sp IN ARRAY CASE WHEN am = 'gist' AND mode = 'index'
+                FOREACH sp IN ARRAY CASE WHEN am IN ('gist', 'hamming') AND mode = 'index'
                                          THEN '{dist,ball,eq,codes}'::text[]
                                          ELSE '{dist,ball,eq}'::text[] END LOOP
                     CONTINUE WHEN sp = 'eq' AND r <> 0;
@@ -203,8 +204,8 @@ BEGIN
             END LOOP;
         END LOOP;
 
-        -- KNN (GiST): the k smallest distances, in order.
-        IF am = 'gist' THEN
+        -- KNN (GiST, hamming): the k smallest distances, in order.
+        IF am IN ('gist', 'hamming') THEN
             FOREACH k IN ARRAY '{10,150}'::int[] LOOP
                 PERFORM nd_force('seq');
                 EXECUTE format($q$
