@@ -58,6 +58,9 @@
 /* Rows a nearest-neighbour scan is assumed to want (LIMIT 10) */
 #define HAM_KNN_GUESS		10
 
+/* Distances past the expected one that the steps still keep */
+#define HAM_KNN_SLACK		2
+
 /*
  * Entries the first flat pass of a nearest-neighbour scan keeps: enough for
  * the usual LIMIT; each further pass keeps 16 times more (up to work_mem).
@@ -100,6 +103,7 @@ typedef struct HamScanOpaqueData
 	int			next_step;
 	bool		flat;
 	double		mih_spent;
+	int			mih_bound;		/* steps keep entries up to this distance */
 	double		flat_cost;
 	int64		flat_want;		/* entries the next flat pass keeps */
 	HamLevel	run[HAM_NLEVELS];
@@ -393,6 +397,7 @@ ham_scan_start(IndexScanDesc scan)
 	so->next_step = 0;
 	so->flat = false;
 	so->mih_spent = 0;
+	so->mih_bound = so->max_radius;
 	so->returned = 0;
 	so->flat_want = HAM_FLAT_FIRST_WANT;
 	so->emit_level = 0;
@@ -497,7 +502,7 @@ ham_run_step(IndexScanDesc scan, int step)
 				int			d = pg_popcount64(keys[i] ^ qp);
 				uint64		code;
 
-				if (d > so->max_radius)
+				if (d > so->mih_bound)
 					continue;
 				code = nd_unpermute(l, table, keys[i]);
 				if (nd_mih_first_step(&so->mq, code) != step || !ham_filters_pass(so, code))
@@ -609,7 +614,7 @@ ham_advance(IndexScanDesc scan)
 		 * steps at block distances 0 and 1 always run: they are cheap, and
 		 * they find the near copies that make the expectation right.
 		 */
-		if (so->ordered && step >= 2 * so->dir.layout.nblocks)
+		if (so->ordered && step >= 2 * so->dir.layout.nblocks && step <= so->mih_bound)
 		{
 			int			target = ham_expected_radius(so, HAM_KNN_GUESS);
 			double		ahead = 0;
@@ -618,7 +623,18 @@ ham_advance(IndexScanDesc scan)
 				ahead += ham_step_cost(so, t);
 			if (so->mih_spent + ahead > so->flat_cost)
 				cost = so->flat_cost + 1;
+			else if (step == 2 * so->dir.layout.nblocks)
+			{
+				/*
+				 * From here on the steps keep only the entries a little past
+				 * the expected distance: most of what they meet is farther.
+				 * Past that bound, flat passes take over.
+				 */
+				so->mih_bound = Min(so->max_radius, target + HAM_KNN_SLACK);
+			}
 		}
+		if (step > so->mih_bound)
+			cost = so->flat_cost + 1;
 		if (so->mih_spent + cost <= so->flat_cost)
 		{
 			ham_run_step(scan, step);
