@@ -29,7 +29,7 @@ ham_build_callback(Relation index, ItemPointer tid, Datum *values,
 	HamBuildState *bs = (HamBuildState *) state;
 
 	if (isnull[0])
-		ham_list_append(index, HAM_LIST_NULLS, 0, tid);
+		ham_list_append(index, HAM_LIST_NULLS, 0, tid, NULL);
 	else
 		ham_run_writer_add(bs->writer, DatumGetSimhash64(values[0]), tid);
 	bs->indtuples += 1;

@@ -21,16 +21,15 @@ ham_insert(Relation index, Datum *values, bool *isnull,
 
 	if (isnull[0])
 	{
-		ham_list_append(index, HAM_LIST_NULLS, 0, ht_ctid);
+		ham_list_append(index, HAM_LIST_NULLS, 0, ht_ctid, NULL);
 		return false;
 	}
-	ham_list_append(index, HAM_LIST_PENDING, DatumGetSimhash64(values[0]), ht_ctid);
+	ham_list_append(index, HAM_LIST_PENDING, DatumGetSimhash64(values[0]), ht_ctid, &snap);
 
 	/*
 	 * Merge when the list is long enough; an insert never waits for a merge
 	 * another session (or VACUUM) is running.
 	 */
-	ham_read_snapshot(index, &snap);
 	if (ham_merge_wanted(index, &snap, false))
 	{
 		int64		merged;

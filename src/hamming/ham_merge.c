@@ -67,12 +67,10 @@ ham_merge_list(Relation index, HamRunWriter *w, const HamList *list)
 
 	while (blkno != InvalidBlockNumber)
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf = ham_read_page(index, blkno, HAM_KIND_LIST, list->epoch, -1);
 		Page		page;
 		HamPageOpaque opaque;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		ham_check_page(index, buf, HAM_KIND_LIST, list->epoch);
 		page = BufferGetPage(buf);
 		opaque = HamPageGetOpaque(page);
 		for (int i = 0; i < opaque->nentries; i++)
@@ -93,12 +91,10 @@ ham_merge_run(Relation index, HamRunWriter *w, BlockNumber header, uint32 epoch)
 	ham_run_dir_load_table(index, &dir, 0);
 	for (uint32 p = 0; p < dir.ndata[0]; p++)
 	{
-		Buffer		buf = ReadBuffer(index, dir.blkno[0][p]);
+		Buffer		buf = ham_read_page(index, dir.blkno[0][p], HAM_KIND_RUN_DATA, epoch, 0);
 		Page		page;
 		HamPageOpaque opaque;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		ham_check_page(index, buf, HAM_KIND_RUN_DATA, epoch);
 		page = BufferGetPage(buf);
 		opaque = HamPageGetOpaque(page);
 		for (int i = 0; i < opaque->nentries; i++)
@@ -106,15 +102,6 @@ ham_merge_run(Relation index, HamRunWriter *w, BlockNumber header, uint32 epoch)
 		UnlockReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
 	}
-}
-
-static void
-ham_empty_list(HamList *list, uint32 epoch)
-{
-	list->head = list->tail = InvalidBlockNumber;
-	list->epoch = epoch;
-	list->npages = 0;
-	list->nentries = 0;
 }
 
 /*
@@ -231,14 +218,7 @@ ham_recycle(Relation index)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		opaque = HamPageGetOpaque(page);
-		if (PageIsNew(page) || opaque->kind == HAM_KIND_FREE)
-			garbage = true;
-		else if (opaque->kind == HAM_KIND_LIST)
-			garbage = opaque->epoch != snap.pending.epoch &&
-				opaque->epoch != snap.nulls.epoch &&
-				(snap.sealed.head == InvalidBlockNumber || opaque->epoch != snap.sealed.epoch);
-		else
-			garbage = opaque->epoch != snap.run_epoch || snap.run_header == InvalidBlockNumber;
+		garbage = !ham_page_live(&snap, page);
 
 		/*
 		 * A page of no run or list is reachable by nobody (merges are

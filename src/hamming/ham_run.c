@@ -198,11 +198,9 @@ ham_run_writer_finish(HamRunWriter *w, uint64 *nentries)
 void
 ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch, HamRunDir *dir)
 {
-	Buffer		buf = ReadBuffer(index, header);
+	Buffer		buf = ham_read_page(index, header, HAM_KIND_RUN_HEADER, epoch, -1);
 	HamRunHeader *h;
 
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	ham_check_page(index, buf, HAM_KIND_RUN_HEADER, epoch);
 	h = HamPageGetRunHeader(BufferGetPage(buf));
 	if (h->nblocks < HAM_MIN_TABLES || h->nblocks > HAM_MAX_TABLES ||
 		h->ndirs > (uint32) HAM_RUN_MAX_DIRS)
@@ -238,21 +236,17 @@ ham_run_dir_load_table(Relation index, HamRunDir *dir, int table)
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" has a damaged run header",
 						RelationGetRelationName(index))));
-	dir->first[table] = palloc(sizeof(uint32) * (rt->ndata + 1));
+	dir->first[table] = palloc(sizeof(uint64) * (rt->ndata + 1));
 	dir->blkno[table] = palloc(sizeof(BlockNumber) * (rt->ndata + 1));
 	for (uint32 d = 0; d < rt->ndir; d++)
 	{
-		Buffer		buf = ReadBuffer(index, dir->header->dirs[rt->dir_offset + d].blkno);
-		Page		page;
-		HamPageOpaque opaque;
-		HamDirEntry *entries;
+		Buffer		buf = ham_read_page(index, dir->header->dirs[rt->dir_offset + d].blkno,
+										HAM_KIND_RUN_DIR, dir->epoch, table);
+		Page		page = BufferGetPage(buf);
+		HamPageOpaque opaque = HamPageGetOpaque(page);
+		HamDirEntry *entries = HamPageDir(page);
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		ham_check_page(index, buf, HAM_KIND_RUN_DIR, dir->epoch);
-		page = BufferGetPage(buf);
-		opaque = HamPageGetOpaque(page);
-		entries = HamPageDir(page);
-		if (opaque->table != table || n + opaque->nentries > rt->ndata)
+		if (n + opaque->nentries > rt->ndata)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("index \"%s\" has a damaged directory page %u",
@@ -284,30 +278,11 @@ void
 ham_run_table_pages(HamRunDir *dir, int table, uint32 lo, uint32 hi,
 					uint32 *pbegin, uint32 *pend)
 {
-	const uint32 *first = dir->first[table];
-	uint32		n = dir->ndata[table];
-	uint32		a = 0,
-				b = n;
+	size_t		below,
+				upto;
 
-	while (a < b)
-	{
-		uint32		mid = a + (b - a) / 2;
-
-		if (first[mid] < lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	*pbegin = a > 0 ? a - 1 : 0;
-	b = n;
-	while (a < b)
-	{
-		uint32		mid = a + (b - a) / 2;
-
-		if (first[mid] <= hi)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	*pend = a;
+	/* pages starting below lo, and at or below hi */
+	nd_sorted_range(dir->first[table], dir->ndata[table], lo, hi, &below, &upto);
+	*pbegin = below > 0 ? (uint32) below - 1 : 0;
+	*pend = (uint32) upto;
 }

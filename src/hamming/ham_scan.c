@@ -13,12 +13,14 @@
  *
  *	a multi-index hashing step (nd_mih.h) on the run: step t completes
  *		distance t and may find entries farther out, kept for later;
- *	a flat pass over table 0 of the run, which completes as many distances
- *		as fit in work_mem (at least one), computing every distance.
+ *	a flat pass over table 0 of the run, which computes every distance and
+ *		completes the distances up to the first that holds enough rows (at
+ *		least one distance; more rows on each further pass).
  *
  * The steps grow with the distance; the scan switches to flat passes once
  * the steps it has run plus the next one would cost more than one pass, so
- * it never does much more than twice the cheaper of the two.  The pending
+ * it never does much more than twice the cheaper of the two, and earlier
+ * when the steps up to the distance it expects its rows at would.  The pending
  * and sealed lists are read whole at the start (they are short).  Bitmap
  * scans choose once, for the whole radius.
  *
@@ -353,14 +355,12 @@ ham_scan_list(IndexScanDesc scan, const HamList *list)
 
 	while (blkno != InvalidBlockNumber)
 	{
-		Buffer		buf = ReadBuffer(scan->indexRelation, blkno);
+		Buffer		buf = ham_read_page(scan->indexRelation, blkno, HAM_KIND_LIST, list->epoch, -1);
 		Page		page;
 		HamPageOpaque opaque;
 		uint64	   *codes;
 		size_t		k;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		ham_check_page(scan->indexRelation, buf, HAM_KIND_LIST, list->epoch);
 		page = BufferGetPage(buf);
 		opaque = HamPageGetOpaque(page);
 		codes = HamPageCodes(page);
@@ -374,7 +374,7 @@ ham_scan_list(IndexScanDesc scan, const HamList *list)
 	}
 }
 
-/* Cost of MIH step t, in page visits (HAM_COST_*). */
+/* Cost of MIH step t, in probes (HAM_COST_*). */
 static double
 ham_step_cost(HamScanOpaque so, int step)
 {
@@ -483,15 +483,8 @@ ham_run_step(IndexScanDesc scan, int step)
 			{
 				if (buf != InvalidBuffer)
 					UnlockReleaseBuffer(buf);
-				buf = ReadBuffer(index, so->dir.blkno[table][p]);
-				LockBuffer(buf, BUFFER_LOCK_SHARE);
-				ham_check_page(index, buf, HAM_KIND_RUN_DATA, so->dir.epoch);
-				if (HamPageGetOpaque(BufferGetPage(buf))->table != table)
-					ereport(ERROR,
-							(errcode(ERRCODE_INDEX_CORRUPTED),
-							 errmsg("index \"%s\" page %u belongs to table %d, not %d",
-									RelationGetRelationName(index), BufferGetBlockNumber(buf),
-									HamPageGetOpaque(BufferGetPage(buf))->table, table)));
+				buf = ham_read_page(index, so->dir.blkno[table][p], HAM_KIND_RUN_DATA,
+									so->dir.epoch, table);
 				cur = p;
 			}
 			page = BufferGetPage(buf);
@@ -536,14 +529,13 @@ ham_run_flat(IndexScanDesc scan, int lo, int hi, int64 want)
 	ham_load_table(scan, 0);
 	for (uint32 p = 0; p < so->dir.ndata[0]; p++)
 	{
-		Buffer		buf = ReadBuffer(index, so->dir.blkno[0][p]);
+		Buffer		buf = ham_read_page(index, so->dir.blkno[0][p], HAM_KIND_RUN_DATA,
+										so->dir.epoch, 0);
 		Page		page;
 		uint64	   *codes;
 		int			n;
 		size_t		k;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		ham_check_page(index, buf, HAM_KIND_RUN_DATA, so->dir.epoch);
 		page = BufferGetPage(buf);
 		n = HamPageGetOpaque(page)->nentries;
 		codes = HamPageCodes(page);
@@ -653,7 +645,7 @@ ham_advance(IndexScanDesc scan)
 	so->flat_want = Min(so->flat_want * 16, (int64) work_mem * 1024 / (int64) sizeof(ItemPointerData));
 }
 
-static bool
+static void
 ham_load_nulls(IndexScanDesc scan)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
@@ -662,12 +654,11 @@ ham_load_nulls(IndexScanDesc scan)
 	so->nulls_loaded = true;
 	while (blkno != InvalidBlockNumber)
 	{
-		Buffer		buf = ReadBuffer(scan->indexRelation, blkno);
+		Buffer		buf = ham_read_page(scan->indexRelation, blkno, HAM_KIND_LIST,
+										so->snap.nulls.epoch, -1);
 		Page		page;
 		HamPageOpaque opaque;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		ham_check_page(scan->indexRelation, buf, HAM_KIND_LIST, so->snap.nulls.epoch);
 		page = BufferGetPage(buf);
 		opaque = HamPageGetOpaque(page);
 		for (int i = 0; i < opaque->nentries; i++)
@@ -676,7 +667,6 @@ ham_load_nulls(IndexScanDesc scan)
 		UnlockReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
 	}
-	return true;
 }
 
 bool

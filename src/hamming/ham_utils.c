@@ -125,7 +125,7 @@ ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table)
 	((PageHeader) page)->pd_lower = ((PageHeader) page)->pd_upper;
 }
 
-static void
+void
 ham_empty_list(HamList *list, uint32 epoch)
 {
 	list->head = InvalidBlockNumber;
@@ -202,6 +202,18 @@ ham_check_meta(Relation index, HamMetaPageData *meta)
 				 errhint("REINDEX it.")));
 }
 
+static void
+ham_snapshot_of(const HamMetaPageData *meta, HamSnapshot *snap)
+{
+	snap->nblocks = meta->nblocks;
+	snap->run_header = meta->run_header;
+	snap->run_epoch = meta->run_epoch;
+	snap->run_entries = meta->run_entries;
+	snap->pending = meta->pending;
+	snap->sealed = meta->sealed;
+	snap->nulls = meta->nulls;
+}
+
 void
 ham_read_snapshot(Relation index, HamSnapshot *snap)
 {
@@ -211,48 +223,78 @@ ham_read_snapshot(Relation index, HamSnapshot *snap)
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	meta = HamPageGetMeta(BufferGetPage(buf));
 	ham_check_meta(index, meta);
-	snap->nblocks = meta->nblocks;
-	snap->run_header = meta->run_header;
-	snap->run_epoch = meta->run_epoch;
-	snap->run_entries = meta->run_entries;
-	snap->pending = meta->pending;
-	snap->sealed = meta->sealed;
-	snap->nulls = meta->nulls;
+	ham_snapshot_of(meta, snap);
 	UnlockReleaseBuffer(buf);
 }
 
 /*
- * A page a scan reads must be of the kind and the run or list it expects:
- * otherwise it was recycled under the scan (on a standby without
- * hot_standby_feedback), or the index is damaged.
+ * Read a page of a run or a list, share-locked, checking that it is of the
+ * kind, the run or list (epoch) and, for run pages, the table the reader
+ * expects (table < 0: any).  Otherwise it was recycled under the reader (on
+ * a standby without hot_standby_feedback), or the index is damaged: an
+ * error, never a wrong answer.
  */
-void
-ham_check_page(Relation index, Buffer buf, uint16 kind, uint32 epoch)
+Buffer
+ham_read_page(Relation index, BlockNumber blkno, uint16 kind, uint32 epoch, int table)
 {
-	Page		page = BufferGetPage(buf);
-	HamPageOpaque opaque = HamPageGetOpaque(page);
+	Buffer		buf = ReadBuffer(index, blkno);
+	Page		page;
+	HamPageOpaque opaque;
 
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	opaque = HamPageGetOpaque(page);
 	if (PageIsNew(page) || PageGetSpecialSize(page) != MAXALIGN(sizeof(HamPageOpaqueData)) ||
 		opaque->page_id != HAM_PAGE_ID || opaque->kind != kind || opaque->epoch != epoch ||
+		(table >= 0 && opaque->table != table) ||
 		opaque->nentries > (kind == HAM_KIND_RUN_DIR ? HAM_DIR_CAPACITY : HAM_PAGE_CAPACITY))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" page %u is not what the scan expected",
-						RelationGetRelationName(index), BufferGetBlockNumber(buf)),
-				 errdetail("Expected kind %d of epoch %u, found kind %d of epoch %u.",
-						   kind, epoch, PageIsNew(page) ? 0 : opaque->kind,
-						   PageIsNew(page) ? 0 : opaque->epoch),
+						RelationGetRelationName(index), blkno),
+				 errdetail("Expected kind %d of epoch %u (table %d), found kind %d of epoch %u (table %d).",
+						   kind, epoch, table, PageIsNew(page) ? 0 : opaque->kind,
+						   PageIsNew(page) ? 0 : opaque->epoch,
+						   PageIsNew(page) ? 0 : opaque->table),
 				 errhint("On a standby, set hot_standby_feedback so that the primary keeps the pages a query reads; otherwise REINDEX the index.")));
+	return buf;
+}
+
+/*
+ * Is a page part of the index the snapshot describes?  Run pages belong to
+ * the run's epoch, list pages to one of the lists'; anything else (pages of
+ * retired runs and lists, of a merge that failed, free pages) is garbage.
+ */
+bool
+ham_page_live(const HamSnapshot *snap, Page page)
+{
+	HamPageOpaque opaque = HamPageGetOpaque(page);
+
+	if (PageIsNew(page) || opaque->page_id != HAM_PAGE_ID)
+		return false;
+	switch (opaque->kind)
+	{
+		case HAM_KIND_RUN_HEADER:
+		case HAM_KIND_RUN_DIR:
+		case HAM_KIND_RUN_DATA:
+			return snap->run_header != InvalidBlockNumber && opaque->epoch == snap->run_epoch;
+		case HAM_KIND_LIST:
+			return opaque->epoch == snap->pending.epoch || opaque->epoch == snap->nulls.epoch ||
+				(snap->sealed.head != InvalidBlockNumber && opaque->epoch == snap->sealed.epoch);
+		default:
+			return false;
+	}
 }
 
 /*
  * Append an entry to the pending list (or the nulls list).  The metapage is
  * share-locked while the tail page is written, so that a merge, which seals
  * the pending list under an exclusive lock, never misses an entry added to
- * a page it has read.
+ * a page it has read.  *snap, when given, gets the metapage as it was
+ * (for the insert's merge decision, without reading it again).
  */
 void
-ham_list_append(Relation index, int which, uint64 code, ItemPointer tid)
+ham_list_append(Relation index, int which, uint64 code, ItemPointer tid, HamSnapshot *snap)
 {
 	Buffer		metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
 
@@ -290,6 +332,8 @@ ham_list_append(Relation index, int which, uint64 code, ItemPointer tid)
 				opaque->nentries++;
 				GenericXLogFinish(state);
 				UnlockReleaseBuffer(buf);
+				if (snap)
+					ham_snapshot_of(meta, snap);
 				UnlockReleaseBuffer(metabuf);
 				return;
 			}
@@ -338,6 +382,8 @@ ham_list_append(Relation index, int which, uint64 code, ItemPointer tid)
 		if (tailbuf != InvalidBuffer)
 			UnlockReleaseBuffer(tailbuf);
 		UnlockReleaseBuffer(buf);
+		if (snap)
+			ham_snapshot_of(HamPageGetMeta(BufferGetPage(metabuf)), snap);
 		UnlockReleaseBuffer(metabuf);
 		return;
 	}

@@ -23,24 +23,6 @@
 
 #include "hamming.h"
 
-/* Is the page part of the live index, as the snapshot describes it? */
-static bool
-ham_page_live(const HamSnapshot *snap, HamPageOpaque opaque, bool *in_run)
-{
-	*in_run = false;
-	if (opaque->page_id != HAM_PAGE_ID)
-		return false;
-	if (opaque->kind == HAM_KIND_RUN_DATA)
-	{
-		*in_run = true;
-		return snap->run_header != InvalidBlockNumber && opaque->epoch == snap->run_epoch;
-	}
-	if (opaque->kind == HAM_KIND_LIST)
-		return opaque->epoch == snap->pending.epoch || opaque->epoch == snap->nulls.epoch ||
-			(snap->sealed.head != InvalidBlockNumber && opaque->epoch == snap->sealed.epoch);
-	return false;
-}
-
 IndexBulkDeleteResult *
 ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			   IndexBulkDeleteCallback callback, void *callback_state)
@@ -61,7 +43,6 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		Buffer		buf;
 		Page		page;
 		HamPageOpaque opaque;
-		bool		in_run;
 		bool		counts;
 		int			n,
 					keep = 0;
@@ -73,13 +54,14 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buf);
 		opaque = HamPageGetOpaque(page);
-		if (PageIsNew(page) || !ham_page_live(&snap, opaque, &in_run))
+		if (!ham_page_live(&snap, page) ||
+			(opaque->kind != HAM_KIND_RUN_DATA && opaque->kind != HAM_KIND_LIST))
 		{
 			UnlockReleaseBuffer(buf);
 			continue;
 		}
 		/* each row is in every table: count it in table 0 */
-		counts = !in_run || opaque->table == 0;
+		counts = opaque->kind == HAM_KIND_LIST || opaque->table == 0;
 		n = opaque->nentries;
 		tids = HamPageTids(page);
 		for (int i = 0; i < n; i++)

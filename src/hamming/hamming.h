@@ -193,7 +193,8 @@ typedef struct HamRunDir
 	nd_layout	layout;
 	uint64		nentries;
 	uint32		ndata[HAM_MAX_TABLES];
-	uint32	   *first[HAM_MAX_TABLES];	/* NULL until loaded */
+	uint64	   *first[HAM_MAX_TABLES];	/* NULL until loaded; widened to search
+										 * with nd_sorted_range() */
 	BlockNumber *blkno[HAM_MAX_TABLES];
 	/* from the header, to load a table's directory */
 	HamRunHeader *header;
@@ -217,12 +218,16 @@ extern void ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table);
 extern void ham_init_meta_page(Page page, int nblocks);
 extern Buffer ham_new_buffer(Relation index);
 extern void ham_read_snapshot(Relation index, HamSnapshot *snap);
-extern void ham_check_page(Relation index, Buffer buf, uint16 kind, uint32 epoch);
+extern Buffer ham_read_page(Relation index, BlockNumber blkno, uint16 kind, uint32 epoch,
+							 int table);
+extern bool ham_page_live(const HamSnapshot *snap, Page page);
+extern void ham_empty_list(HamList *list, uint32 epoch);
 extern int	ham_pending_limit_entries(Relation index);
 extern int	ham_default_blocks(double rows);
 extern int	ham_option_blocks(Relation index);
 extern Oid	ham_simhash64_type(Relation index);
-extern void ham_list_append(Relation index, int which, uint64 code, ItemPointer tid);
+extern void ham_list_append(Relation index, int which, uint64 code, ItemPointer tid,
+							HamSnapshot *snap);
 extern bytea *ham_options(Datum reloptions, bool validate);
 extern Relation ham_open_index(Oid indexoid, LOCKMODE lockmode);
 extern void ham_buildempty(Relation index);
