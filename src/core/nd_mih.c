@@ -8,6 +8,7 @@
  */
 #include "nd_mih.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 static inline int
@@ -139,33 +140,36 @@ nd_sorted_range(const uint64_t *keys, size_t n, uint64_t lo, uint64_t hi,
 }
 
 /*
- * The kernel: a plain loop the compiler unrolls.  On x86-64 the build
- * targets the baseline ISA, which has no popcount instruction, so a second
- * copy is compiled for CPUs that have it and chosen once at run time.
+ * The kernel.  On x86-64 the build targets the baseline ISA, which has no
+ * popcount instruction, so copies are compiled for CPUs with popcnt and
+ * with AVX2, and one is chosen once at run time.  The scalar loop is one
+ * body inlined into each copy: `hw` (a constant there) picks the popcount
+ * instruction or the portable one.  Positions are numbered from `base`.
  */
-static void
-distances_portable(const uint64_t *codes, size_t n, uint64_t q, uint8_t *dist)
+static inline __attribute__((always_inline)) size_t
+within_scalar(const uint64_t *codes, size_t n, uint64_t q, int maxd,
+			  uint32_t *idx, uint8_t *dist, size_t base, bool hw)
 {
+	size_t		k = 0;
+
 	for (size_t i = 0; i < n; i++)
-		dist[i] = (uint8_t) popcount64_portable(codes[i] ^ q);
+	{
+		uint64_t	x = codes[i] ^ q;
+		int			d = hw ? __builtin_popcountll(x) : popcount64_portable(x);
+
+		/* branch-free: write always, advance when within */
+		idx[k] = (uint32_t) (base + i);
+		dist[k] = (uint8_t) d;
+		k += d <= maxd;
+	}
+	return k;
 }
 
 static size_t
 within_portable(const uint64_t *codes, size_t n, uint64_t q, int maxd,
 				uint32_t *idx, uint8_t *dist)
 {
-	size_t		k = 0;
-
-	for (size_t i = 0; i < n; i++)
-	{
-		int			d = popcount64_portable(codes[i] ^ q);
-
-		/* branch-free: write always, advance when within */
-		idx[k] = (uint32_t) i;
-		dist[k] = (uint8_t) d;
-		k += d <= maxd;
-	}
-	return k;
+	return within_scalar(codes, n, q, maxd, idx, dist, 0, false);
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -176,17 +180,7 @@ static size_t
 within_popcnt(const uint64_t *codes, size_t n, uint64_t q, int maxd,
 			  uint32_t *idx, uint8_t *dist)
 {
-	size_t		k = 0;
-
-	for (size_t i = 0; i < n; i++)
-	{
-		int			d = __builtin_popcountll(codes[i] ^ q);
-
-		idx[k] = (uint32_t) i;
-		dist[k] = (uint8_t) d;
-		k += d <= maxd;
-	}
-	return k;
+	return within_scalar(codes, n, q, maxd, idx, dist, 0, true);
 }
 
 /*
@@ -215,28 +209,9 @@ within_avx2(const uint64_t *codes, size_t n, uint64_t q, int maxd,
 		int			far = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(sums, limit)));
 
 		if (far != 0xf)
-		{
-			for (int j = 0; j < 4; j++)
-				if (!(far & (1 << j)))
-				{
-					idx[k] = (uint32_t) (i + j);
-					dist[k] = (uint8_t) __builtin_popcountll(codes[i + j] ^ q);
-					k++;
-				}
-		}
+			k += within_scalar(codes + i, 4, q, maxd, idx + k, dist + k, i, true);
 	}
-	for (; i < n; i++)
-	{
-		int			d = __builtin_popcountll(codes[i] ^ q);
-
-		if (d <= maxd)
-		{
-			idx[k] = (uint32_t) i;
-			dist[k] = (uint8_t) d;
-			k++;
-		}
-	}
-	return k;
+	return k + within_scalar(codes + i, n - i, q, maxd, idx + k, dist + k, i, true);
 }
 
 static int	cpu_level = -1;		/* 0 baseline, 1 popcnt, 2 avx2 */
@@ -267,30 +242,7 @@ nd_hamming_within(const uint64_t *codes, size_t n, uint64_t q, int maxd,
 			return within_portable(codes, n, q, maxd, idx, dist);
 	}
 }
-
-__attribute__((target("popcnt")))
-static void
-distances_popcnt(const uint64_t *codes, size_t n, uint64_t q, uint8_t *dist)
-{
-	for (size_t i = 0; i < n; i++)
-		dist[i] = (uint8_t) __builtin_popcountll(codes[i] ^ q);
-}
-
-void
-nd_hamming_distances(const uint64_t *codes, size_t n, uint64_t q, uint8_t *dist)
-{
-	if (nd_cpu_level() >= 1)
-		distances_popcnt(codes, n, q, dist);
-	else
-		distances_portable(codes, n, q, dist);
-}
 #else
-void
-nd_hamming_distances(const uint64_t *codes, size_t n, uint64_t q, uint8_t *dist)
-{
-	distances_portable(codes, n, q, dist);
-}
-
 size_t
 nd_hamming_within(const uint64_t *codes, size_t n, uint64_t q, int maxd,
 				  uint32_t *idx, uint8_t *dist)

@@ -82,14 +82,12 @@ extern size_t nd_mih_step_values(const nd_mih_query *mq, int step, uint32_t *val
 extern void nd_sorted_range(const uint64_t *keys, size_t n, uint64_t lo, uint64_t hi,
 							size_t *begin, size_t *end);
 
-/* dist[i] = Hamming distance of codes[i] and q, for i < n. */
-extern void nd_hamming_distances(const uint64_t *codes, size_t n, uint64_t q, uint8_t *dist);
-
 /*
  * The codes within maxd bits of q: their positions in idx[] and distances in
- * dist[] (both of room n), in order; returns how many.  Most codes of a
- * scan are farther than maxd, so this is the flat scan's inner loop: four
- * codes at a time with AVX2 where the CPU has it.
+ * dist[], in order; returns how many.  Both arrays need room for n (slots
+ * past the count returned may be written).  Most codes of a scan are
+ * farther than maxd, so this is the flat scan's inner loop: four codes at a
+ * time with AVX2 where the CPU has it.
  */
 extern size_t nd_hamming_within(const uint64_t *codes, size_t n, uint64_t q, int maxd,
 								uint32_t *idx, uint8_t *dist);

@@ -18,4 +18,15 @@ splitmix64_next(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
+/* q with exactly d (0..64) of its bits flipped, at random positions */
+static inline uint64_t
+splitmix64_flip(uint64_t *state, uint64_t q, int d)
+{
+	uint64_t	mask = 0;
+
+	while (__builtin_popcountll(mask) < d)
+		mask |= (uint64_t) 1 << (splitmix64_next(state) & 63);
+	return q ^ mask;
+}
+
 #endif							/* ND_SPLITMIX_H */

@@ -30,11 +30,7 @@ rnd(void)
 static uint64_t
 flip_random(uint64_t q, int d)
 {
-	uint64_t	mask = 0;
-
-	while (__builtin_popcountll(mask) < d)
-		mask |= (uint64_t) 1 << (rnd() & 63);
-	return q ^ mask;
+	return splitmix64_flip(&rng_state, q, d);
 }
 
 typedef struct pair

@@ -27,15 +27,10 @@ popcount64(uint64_t x)
 	return __builtin_popcountll(x);
 }
 
-/* code with exactly d random bits of q flipped */
 static uint64_t
 flip_random(uint64_t q, int d)
 {
-	uint64_t	mask = 0;
-
-	while (popcount64(mask) < d)
-		mask |= (uint64_t) 1 << (rnd() & 63);
-	return q ^ mask;
+	return splitmix64_flip(&rng_state, q, d);
 }
 
 /* Does some table's probe set contain c's block value? */
