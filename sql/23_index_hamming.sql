@@ -219,16 +219,19 @@ INSERT INTO ham_doc
 SELECT 800000 + i, ('x' || md5('more ' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 2000) i;
 INSERT INTO ham_doc SELECT 900000 + i, NULL FROM generate_series(1, 10) i;
 SELECT * FROM pg_temp.compare();
+SELECT hamming_check('ham_doc_sh', true);
 
 -- Merged into the run: every pending entry moves.
 SELECT hamming_merge('ham_doc_sh') AS merged;
 SELECT hamming_merge('ham_doc_sh') AS merged_again;
 SELECT * FROM pg_temp.compare();
+SELECT hamming_check('ham_doc_sh', true);
 
 -- Deletes and VACUUM: the duplicates of 'dup 0', half of the random codes.
 DELETE FROM ham_doc WHERE sh = ('x' || md5('dup 0'))::bit(64)::bigint::simhash64 OR id % 2 = 0;
 VACUUM ANALYZE ham_doc;
 SELECT * FROM pg_temp.compare();
+SELECT hamming_check('ham_doc_sh', true);
 
 REINDEX INDEX ham_doc_sh;
 SELECT * FROM pg_temp.compare();
@@ -237,9 +240,11 @@ SELECT * FROM pg_temp.compare();
 DROP INDEX ham_doc_sh;
 CREATE INDEX ham_doc_sh ON ham_doc USING hamming (sh) WITH (blocks = 3);
 SELECT * FROM pg_temp.compare();
+SELECT hamming_check('ham_doc_sh', true);
 DROP INDEX ham_doc_sh;
 CREATE INDEX ham_doc_sh ON ham_doc USING hamming (sh) WITH (blocks = 8);
 SELECT * FROM pg_temp.compare();
+SELECT hamming_check('ham_doc_sh', true);
 
 -- Inserts that merge by themselves: a pending limit of 64kB (4,681
 -- entries), reached several times by 20,000 inserts.
@@ -248,6 +253,7 @@ CREATE INDEX ham_doc_sh ON ham_doc USING hamming (sh) WITH (pending_limit = 64);
 INSERT INTO ham_doc
 SELECT 1000000 + i, ('x' || md5('late ' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 20000) i;
 SELECT * FROM pg_temp.compare();
+SELECT hamming_check('ham_doc_sh', true);
 
 -- Prepared statements in generic plans.
 SET plan_cache_mode = force_generic_plan;
@@ -310,6 +316,7 @@ SELECT hamming_merge('ham_small_sh') AS merged;
 SELECT string_agg(coalesce(d::text, 'null'), ',') AS distances
 FROM (SELECT sh <~> '0000000000000001' AS d FROM ham_small ORDER BY sh <~> '0000000000000001') s;
 SELECT id FROM ham_small WHERE sh <~> '0000000000000000' <= 8 AND sh <~> '00000000000000ff' <= 0;
+SELECT hamming_check('ham_small_sh', true);
 -- One row, all-equal codes, an empty index.
 TRUNCATE ham_small;
 INSERT INTO ham_small VALUES (1, '8000000000000001');
@@ -320,6 +327,7 @@ SELECT count(*), min(sh <~> '8000000000000001'), max(sh <~> '8000000000000001')
 FROM ham_small WHERE sh <~> '8000000000000000' <= 1;
 SELECT count(*) FROM (SELECT id FROM ham_small ORDER BY sh <~> '7ffffffffffffffe' LIMIT 2500) s;
 TRUNCATE ham_small;
+SELECT hamming_check('ham_small_sh', true);
 SELECT id FROM ham_small ORDER BY sh <~> '0000000000000001' LIMIT 2;
 SELECT count(*) FROM ham_small WHERE sh <~> '0000000000000000' <= 64;
 RESET enable_seqscan;
@@ -336,5 +344,10 @@ SELECT hamming_merge('ham_small');
 SELECT hamming_merge('ham_doc_sh'::regclass::oid::regclass) >= 0 AS ok;
 CREATE INDEX ham_small_btree ON ham_small (sh);
 SELECT hamming_merge('ham_small_btree');
+-- The integrity check: only hamming indexes, only valid ones.
+SELECT hamming_check('ham_small');
+SELECT hamming_check('ham_small_btree');
+SELECT hamming_check(0);
+SELECT hamming_check('ham_doc_sh', NULL) IS NULL AS strict;
 
 DROP TABLE ham_doc, ham_q, ham_small;

@@ -556,6 +556,12 @@ RETURNS pg_catalog.int8
 AS 'MODULE_PATHNAME', 'hamming_merge'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 
+CREATE FUNCTION @extschema@.hamming_check(index pg_catalog.regclass,
+                                          heapallindexed pg_catalog.bool DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'hamming_check'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
 -- ===== end section: hamming index access method =====
 
 -- ===== section: comments (psql help for every member; sql/17_catalog lists any without) =====
@@ -683,5 +689,6 @@ COMMENT ON ACCESS METHOD hamming IS 'exact Hamming radius and nearest-neighbour 
 COMMENT ON OPERATOR CLASS @extschema@.simhash64_hamming_ops USING hamming IS 'hamming index for radius (<@, <~> <= k), equality and KNN (ORDER BY <~>) searches';
 COMMENT ON OPERATOR FAMILY @extschema@.simhash64_hamming_ops USING hamming IS 'hamming operators of simhash64';
 COMMENT ON FUNCTION @extschema@.hamming_merge(pg_catalog.regclass) IS 'merge the pending entries of a hamming index into its sorted run now';
+COMMENT ON FUNCTION @extschema@.hamming_check(pg_catalog.regclass, pg_catalog.bool) IS 'verify a hamming index''s structure and, with heapallindexed, that it has an entry for every row of its table; raises an error at the first problem';
 
 -- ===== end section: comments =====

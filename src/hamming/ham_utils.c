@@ -9,6 +9,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/relation.h"
 #include "access/reloptions.h"
 #include "catalog/pg_type.h"
 #include "commands/progress.h"
@@ -480,9 +481,14 @@ hamming_handler(PG_FUNCTION_ARGS)
 Relation
 ham_open_index(Oid indexoid, LOCKMODE lockmode)
 {
-	Relation	index = index_open(indexoid, lockmode);
+	Relation	index = try_relation_open(indexoid, lockmode);
 
-	if (index->rd_indam == NULL || index->rd_indam->ambuild != ham_build)
+	if (index == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("relation with OID %u does not exist", indexoid)));
+	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam == NULL ||
+		index->rd_indam->ambuild != ham_build)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a hamming index", RelationGetRelationName(index))));

@@ -1,0 +1,368 @@
+/*-------------------------------------------------------------------------
+ *
+ * ham_check.c
+ *		hamming_check(index, heapallindexed): verify a hamming index, as
+ *		contrib/amcheck verifies B-trees.  Raises an error
+ *		(ERRCODE_INDEX_CORRUPTED) at the first problem found.
+ *
+ * Structure:
+ *	- every page of the relation is a hamming page (or a new, empty one)
+ *	  whose entry count fits the page;
+ *	- the metapage's tables-per-run is in range and the run's header agrees;
+ *	- every table of the run: its directory and data pages are of the run's
+ *	  epoch and of that table; keys ascend within and across pages; each
+ *	  directory entry is at most its page's first key (VACUUM only raises
+ *	  first keys); every TID is valid; and every table holds the same
+ *	  entries as table 0 (same count and same order-independent digest of
+ *	  the unrotated code and TID of each entry);
+ *	- the pending, sealed and NULL lists: pages of the list's epoch, linked
+ *	  without a cycle, valid TIDs.
+ *
+ * With heapallindexed, also: every row of the table that an MVCC snapshot
+ * taken before the index is read can see has its entry (its code and TID,
+ * or its TID in the NULL list).  Index entries go to a Bloom filter sized by
+ * maintenance_work_mem, and each heap row is looked up in it, as amcheck
+ * does: a missing entry can go unnoticed with a small probability, a
+ * reported one is certain.
+ *
+ * The check holds the merge lock, so merges and VACUUM wait for it;
+ * inserts and scans go on.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "common/hashfn.h"
+#include "common/pg_prng.h"
+#include "lib/bloomfilter.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "hamming.h"
+
+typedef struct HamCheckState
+{
+	Relation	index;
+	Relation	heap;
+	BlockNumber nblocks;
+	bloom_filter *filter;		/* NULL unless heapallindexed */
+	int64		heap_rows;
+} HamCheckState;
+
+/* What a Bloom filter element is made of: code, TID, NULL flag. */
+#define HAM_CHECK_KEY_SIZE	16
+
+static void
+check_key(uint64 code, ItemPointer tid, bool isnull, unsigned char *key)
+{
+	memset(key, 0, HAM_CHECK_KEY_SIZE);
+	if (!isnull)
+		memcpy(key, &code, sizeof(uint64));
+	memcpy(key + sizeof(uint64), tid, sizeof(ItemPointerData));
+	key[sizeof(uint64) + sizeof(ItemPointerData)] = isnull ? 1 : 0;
+}
+
+static void
+filter_add(HamCheckState *st, uint64 code, ItemPointer tid, bool isnull)
+{
+	unsigned char key[HAM_CHECK_KEY_SIZE];
+
+	if (st->filter == NULL)
+		return;
+	check_key(code, tid, isnull, key);
+	bloom_add_element(st->filter, key, HAM_CHECK_KEY_SIZE);
+}
+
+/* Order-independent digest of one entry, summed over a table. */
+static inline uint64
+entry_digest(uint64 code, ItemPointer tid)
+{
+	uint64		t = ((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
+		ItemPointerGetOffsetNumberNoCheck(tid);
+
+	return hash_bytes_uint32_extended((uint32) code, t) ^
+		hash_bytes_uint32_extended((uint32) (code >> 32), ~t) * UINT64CONST(0x9E3779B97F4A7C15);
+}
+
+static void
+corrupt(HamCheckState *st, BlockNumber blkno, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" is corrupted at page %u: %s",
+					RelationGetRelationName(st->index), blkno, what),
+			 errhint("REINDEX the index.")));
+}
+
+static void
+check_tid(HamCheckState *st, BlockNumber blkno, ItemPointer tid)
+{
+	if (!ItemPointerIsValid(tid) || ItemPointerGetOffsetNumberNoCheck(tid) > MaxOffsetNumber)
+		corrupt(st, blkno, psprintf("entry with invalid heap TID (%u,%u)",
+									ItemPointerGetBlockNumberNoCheck(tid),
+									ItemPointerGetOffsetNumberNoCheck(tid)));
+}
+
+/* ham_read_page, after checking that the page exists */
+static Buffer
+check_read(HamCheckState *st, BlockNumber blkno, uint16 kind, uint32 epoch, int table)
+{
+	/* inserts may have extended the index since it was measured */
+	if (blkno >= st->nblocks)
+		st->nblocks = RelationGetNumberOfBlocks(st->index);
+	if (blkno == HAM_METAPAGE_BLKNO || blkno >= st->nblocks)
+		corrupt(st, blkno, psprintf("a reference to page %u, outside the index's %u pages",
+									blkno, st->nblocks));
+	return ham_read_page(st->index, blkno, kind, epoch, table);
+}
+
+/* Every page: new, or a hamming page of a known kind whose count fits. */
+static void
+check_pages(HamCheckState *st)
+{
+	for (BlockNumber blkno = HAM_METAPAGE_BLKNO; blkno < st->nblocks; blkno++)
+	{
+		Buffer		buf = ReadBuffer(st->index, blkno);
+		Page		page;
+		HamPageOpaque opaque;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		opaque = HamPageGetOpaque(page);
+		if (PageIsNew(page))
+		{
+			if (blkno == HAM_METAPAGE_BLKNO)
+				corrupt(st, blkno, "the metapage is empty");
+		}
+		else if (PageGetSpecialSize(page) != MAXALIGN(sizeof(HamPageOpaqueData)) ||
+				 opaque->page_id != HAM_PAGE_ID)
+			corrupt(st, blkno, "not a hamming index page");
+		else if (opaque->kind < HAM_KIND_META || opaque->kind > HAM_KIND_FREE ||
+				 (opaque->kind == HAM_KIND_META) != (blkno == HAM_METAPAGE_BLKNO))
+			corrupt(st, blkno, psprintf("unknown or misplaced page kind %d", opaque->kind));
+		else
+		{
+			int			capacity = opaque->kind == HAM_KIND_RUN_DIR ?
+				HAM_DIR_CAPACITY : HAM_PAGE_CAPACITY;
+
+			if (opaque->nentries > capacity)
+				corrupt(st, blkno, psprintf("%d entries on a page that holds at most %d",
+											opaque->nentries, capacity));
+		}
+		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+static void
+check_run(HamCheckState *st, const HamSnapshot *snap)
+{
+	HamRunDir	dir;
+	uint64		count0 = 0,
+				digest0 = 0;
+
+	if (snap->run_header == InvalidBlockNumber)
+		return;
+	if (snap->run_header == HAM_METAPAGE_BLKNO || snap->run_header >= st->nblocks)
+		corrupt(st, HAM_METAPAGE_BLKNO, "the run header is outside the index");
+	ham_run_dir_open(st->index, snap->run_header, snap->run_epoch, &dir);
+	if ((int) dir.header->nblocks != snap->nblocks)
+		corrupt(st, snap->run_header,
+				psprintf("the run has %u tables, the metapage says %d",
+						 dir.header->nblocks, snap->nblocks));
+
+	for (int t = 0; t < snap->nblocks; t++)
+	{
+		uint64		count = 0,
+					digest = 0,
+					prev = 0;
+		bool		first_key = true;
+
+		ham_run_dir_load_table(st->index, &dir, t);
+		for (uint32 p = 0; p < dir.ndata[t]; p++)
+		{
+			BlockNumber blkno = dir.blkno[t][p];
+			Buffer		buf = check_read(st, blkno, HAM_KIND_RUN_DATA, dir.epoch, t);
+			Page		page = BufferGetPage(buf);
+			int			n = HamPageGetOpaque(page)->nentries;
+			uint64	   *codes = HamPageCodes(page);
+			ItemPointerData *tids = HamPageTids(page);
+
+			if (p > 0 && dir.first[t][p] < dir.first[t][p - 1])
+				corrupt(st, blkno, psprintf("directory entries of table %d descend", t));
+			if (n > 0 && dir.first[t][p] > (codes[0] >> 32))
+				corrupt(st, blkno, psprintf("its directory entry of table %d is above its first key", t));
+			for (int i = 0; i < n; i++)
+			{
+				uint64		code = nd_unpermute(&dir.layout, t, codes[i]);
+
+				if (!first_key && codes[i] < prev)
+					corrupt(st, blkno, psprintf("keys of table %d descend at entry %d", t, i));
+				first_key = false;
+				prev = codes[i];
+				check_tid(st, blkno, &tids[i]);
+				count++;
+				digest += entry_digest(code, &tids[i]);
+				if (t == 0)
+					filter_add(st, code, &tids[i], false);
+			}
+			UnlockReleaseBuffer(buf);
+			CHECK_FOR_INTERRUPTS();
+		}
+		if (count > dir.nentries)
+			corrupt(st, snap->run_header,
+					psprintf("table %d has " UINT64_FORMAT " entries, the run was written with " UINT64_FORMAT,
+							 t, count, dir.nentries));
+		if (t == 0)
+		{
+			count0 = count;
+			digest0 = digest;
+		}
+		else if (count != count0 || digest != digest0)
+			corrupt(st, snap->run_header,
+					psprintf("table %d does not hold the entries of table 0 (" UINT64_FORMAT " and " UINT64_FORMAT " entries)",
+							 t, count, count0));
+	}
+}
+
+static void
+check_list(HamCheckState *st, const HamList *list, bool nulls)
+{
+	BlockNumber blkno = list->head;
+	BlockNumber pages = 0;
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = check_read(st, blkno, HAM_KIND_LIST, list->epoch, -1);
+		Page		page = BufferGetPage(buf);
+		HamPageOpaque opaque = HamPageGetOpaque(page);
+
+		if (++pages > st->nblocks)
+			corrupt(st, blkno, "a list of pages loops");
+		for (int i = 0; i < opaque->nentries; i++)
+		{
+			check_tid(st, blkno, &HamPageTids(page)[i]);
+			filter_add(st, HamPageCodes(page)[i], &HamPageTids(page)[i], nulls);
+		}
+		blkno = opaque->next;
+		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* table_index_build_scan callback: the row's entry must be in the filter */
+static void
+check_heap_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+			   bool tupleIsAlive, void *state)
+{
+	HamCheckState *st = (HamCheckState *) state;
+	unsigned char key[HAM_CHECK_KEY_SIZE];
+	uint64		code = isnull[0] ? 0 : (uint64) DatumGetInt64(values[0]);
+
+	st->heap_rows++;
+	check_key(code, tid, isnull[0], key);
+	if (bloom_lacks_element(st->filter, key, HAM_CHECK_KEY_SIZE))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("heap tuple (%u,%u) from table \"%s\" lacks its entry in index \"%s\"",
+						ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+						RelationGetRelationName(st->heap), RelationGetRelationName(index)),
+				 errhint("REINDEX the index.")));
+}
+
+static void
+check_heap(HamCheckState *st, Snapshot snapshot)
+{
+	IndexInfo  *indexinfo = BuildIndexInfo(st->index);
+	TableScanDesc scan;
+
+	scan = table_beginscan_strat(st->heap, snapshot, 0, NULL, true, true);
+	/* behave as the first scan of CREATE INDEX CONCURRENTLY: visible rows */
+	indexinfo->ii_Concurrent = true;
+	indexinfo->ii_Unique = false;
+	indexinfo->ii_ExclusionOps = NULL;
+	indexinfo->ii_ExclusionProcs = NULL;
+	indexinfo->ii_ExclusionStrats = NULL;
+	table_index_build_scan(st->heap, st->index, indexinfo, true, false,
+						   check_heap_row, st, scan);
+}
+
+PG_FUNCTION_INFO_V1(hamming_check);
+Datum
+hamming_check(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	bool		heapallindexed = PG_GETARG_BOOL(1);
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+	HamCheckState st;
+	HamSnapshot snap;
+	Snapshot	snapshot = InvalidSnapshot;
+
+	memset(&st, 0, sizeof(st));
+	/* lock the table before its index, as every other path does */
+	st.heap = OidIsValid(heapoid) ? table_open(heapoid, AccessShareLock) : NULL;
+	st.index = ham_open_index(indexoid, AccessShareLock);
+	if (st.heap == NULL || st.index->rd_index->indrelid != heapoid)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("could not open the table of index \"%s\"",
+						RelationGetRelationName(st.index))));
+	if (!st.index->rd_index->indisvalid)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot check index \"%s\"", RelationGetRelationName(st.index)),
+				 errdetail("Index is not valid.")));
+
+	if (heapallindexed)
+	{
+		/*
+		 * The snapshot comes first: every row it can see was inserted, with
+		 * its index entry, before the index is read below.
+		 */
+		snapshot = RegisterSnapshot(GetTransactionSnapshot());
+		if (IsolationUsesXactSnapshot() && st.index->rd_index->indcheckxmin &&
+			!TransactionIdPrecedes(HeapTupleHeaderGetXmin(st.index->rd_indextuple->t_data),
+								   snapshot->xmin))
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("index \"%s\" cannot be verified using transaction snapshot",
+							RelationGetRelationName(st.index))));
+	}
+
+	LockPage(st.index, HAM_METAPAGE_BLKNO, ExclusiveLock);
+	st.nblocks = RelationGetNumberOfBlocks(st.index);
+	check_pages(&st);
+	ham_read_snapshot(st.index, &snap);
+	if (heapallindexed)
+		st.filter = bloom_create(Max((int64) st.heap->rd_rel->reltuples,
+									 (int64) (snap.run_entries + snap.pending.nentries +
+											  snap.sealed.nentries + snap.nulls.nentries)),
+								 maintenance_work_mem, pg_prng_uint64(&pg_global_prng_state));
+	if (snap.nblocks < HAM_MIN_TABLES || snap.nblocks > HAM_MAX_TABLES)
+		corrupt(&st, HAM_METAPAGE_BLKNO,
+				psprintf("the metapage says %d tables per run", snap.nblocks));
+	check_run(&st, &snap);
+	check_list(&st, &snap.sealed, false);
+	check_list(&st, &snap.pending, false);
+	check_list(&st, &snap.nulls, true);
+	UnlockPage(st.index, HAM_METAPAGE_BLKNO, ExclusiveLock);
+
+	if (heapallindexed)
+	{
+		check_heap(&st, snapshot);
+		bloom_free(st.filter);
+		UnregisterSnapshot(snapshot);
+	}
+
+	index_close(st.index, AccessShareLock);
+	table_close(st.heap, AccessShareLock);
+	PG_RETURN_VOID();
+}
