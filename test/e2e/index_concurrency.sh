@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# End-to-end: GiST and GIN indexes of simhash64 under concurrent writers and
-# readers.
+# End-to-end: GiST, GIN and hamming indexes of simhash64 under concurrent
+# writers and readers.
 #
-# Two tables with the same rows, cg (GiST) and cn (GIN, fastupdate with the
+# Three tables with the same rows, cg (GiST), cn (GIN, fastupdate with the
 # smallest pending list, so that inserting backends flush it into the entry
-# tree all the time), 50,000 rows to start with.  pgbench, 4 clients on
+# tree all the time) and ch (hamming, a 64kB pending list, so that inserting
+# backends and VACUUM merge it into a new run again and again while scans
+# read the old one), 50,000 rows to start with.  pgbench, 4 clients on
 # 2 threads, a fixed number of transactions (-t, not -T), once with literals
 # (-M simple) and once with generic plans of prepared statements (-M prepared,
 # plan_cache_mode = force_generic_plan), runs a mix of
@@ -16,9 +18,10 @@
 #     sequential scan with bit_count() (the query code computed once, in an
 #     InitPlan, also in generic plans); both answers are logged to a table
 #     and compared afterwards (same snapshot, so they must be equal),
-# while another session VACUUMs both tables in a loop.  Then: pgbench
-# reports no failed transaction, every logged pair agrees, and nd_check()
-# (lib/index_check.sql) finds each index equal to a sequential scan.
+# while another session VACUUMs the tables in a loop.  Then: pgbench
+# reports no failed transaction, every logged pair agrees, nd_check()
+# (lib/index_check.sql) finds each index equal to a sequential scan, and
+# hamming_check() finds the hamming index sound.
 # Prints TAP.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,21 +41,26 @@ PGBENCH=/usr/lib/postgresql/15/bin/pgbench
 TX=${ND_CONC_TX:-600}   # transactions per client and run
 
 nd_setup_db
+psql_q -c "CREATE EXTENSION pageinspect"
 psql_q -c "CREATE TABLE cg (id bigint PRIMARY KEY, sh simhash64) WITH (autovacuum_enabled = off)" \
 	-c "CREATE TABLE cn (LIKE cg INCLUDING ALL) WITH (autovacuum_enabled = off)" \
+	-c "CREATE TABLE ch (LIKE cg INCLUDING ALL) WITH (autovacuum_enabled = off)" \
 	-c "INSERT INTO cg SELECT i, nd_row_code(i) FROM generate_series(1, 50000) i" \
 	-c "INSERT INTO cn SELECT * FROM cg" \
+	-c "INSERT INTO ch SELECT * FROM cg" \
+	-c "CREATE INDEX ch_ham ON ch USING hamming (sh) WITH (pending_limit = 64)" \
 	-c "CREATE INDEX cg_gist ON cg USING gist (sh)" \
 	-c "CREATE INDEX cn_gin ON cn USING gin (sh) WITH (fastupdate = on, gin_pending_list_limit = 64)" \
 	-c "CREATE SEQUENCE ids START 50001" \
 	-c "CREATE TABLE obs (tx bigint, kind text, path text, v text)" \
-	-c "ANALYZE cg, cn"
+	-c "ANALYZE cg, cn, ch"
 
 # --- the pgbench scripts ------------------------------------------------------
 cat >"$work/insert.sql" <<'EOF'
 \set k random(1, 40)
 WITH n AS MATERIALIZED (SELECT nextval('ids') AS id FROM generate_series(1, :k)),
-     g AS (INSERT INTO cg SELECT id, nd_row_code(id) FROM n)
+     g AS (INSERT INTO cg SELECT id, nd_row_code(id) FROM n),
+     h AS (INSERT INTO ch SELECT id, nd_row_code(id) FROM n)
 INSERT INTO cn SELECT id, nd_row_code(id) FROM n;
 EOF
 cat >"$work/update.sql" <<'EOF'
@@ -61,6 +69,7 @@ cat >"$work/update.sql" <<'EOF'
 BEGIN;
 UPDATE cg SET sh = nd_flip(sh, 1, :b) WHERE id BETWEEN :d AND :d + 3;
 UPDATE cn SET sh = nd_flip(sh, 1, :b) WHERE id BETWEEN :d AND :d + 3;
+UPDATE ch SET sh = nd_flip(sh, 1, :b) WHERE id BETWEEN :d AND :d + 3;
 COMMIT;
 EOF
 cat >"$work/delete.sql" <<'EOF'
@@ -68,6 +77,7 @@ cat >"$work/delete.sql" <<'EOF'
 BEGIN;
 DELETE FROM cg WHERE id BETWEEN :d AND :d + 30;
 DELETE FROM cn WHERE id BETWEEN :d AND :d + 30;
+DELETE FROM ch WHERE id BETWEEN :d AND :d + 30;
 COMMIT;
 EOF
 # Query codes: a cluster center moved by 0..6 bits (what the planted rows
@@ -92,6 +102,28 @@ INSERT INTO obs SELECT txid_current(), 'gist radius', 'seq', coalesce(array_agg(
 INSERT INTO obs SELECT txid_current(), 'gist knn', 'seq', array_agg(d ORDER BY d)::text
     FROM (SELECT bit_count((sh::bigint # (SELECT nd_flip(nd_center(:c), :k, :s))::bigint)::bit(64))::int AS d
           FROM cg WHERE sh IS NOT NULL ORDER BY 1 LIMIT 12) s;
+COMMIT;
+EOF
+cat >"$work/check_ham.sql" <<'EOF'
+\set c random(0, 199)
+\set k random(0, 6)
+\set s random(0, 63)
+\set r random(0, 8)
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_bitmapscan = off;
+INSERT INTO obs SELECT txid_current(), 'ham radius', 'index', coalesce(array_agg(id ORDER BY id), '{}')::text
+    FROM ch WHERE sh <~> nd_flip(nd_center(:c), :k, :s) <= :r;
+INSERT INTO obs SELECT txid_current(), 'ham knn', 'index', array_agg(d)::text
+    FROM (SELECT sh <~> nd_flip(nd_center(:c), :k, :s) AS d FROM ch ORDER BY sh <~> nd_flip(nd_center(:c), :k, :s) LIMIT 12) s;
+SET LOCAL enable_seqscan = on;
+SET LOCAL enable_indexscan = off;
+SET LOCAL enable_indexonlyscan = off;
+INSERT INTO obs SELECT txid_current(), 'ham radius', 'seq', coalesce(array_agg(id ORDER BY id), '{}')::text
+    FROM ch WHERE bit_count((sh::bigint # (SELECT nd_flip(nd_center(:c), :k, :s))::bigint)::bit(64)) <= :r;
+INSERT INTO obs SELECT txid_current(), 'ham knn', 'seq', array_agg(d ORDER BY d)::text
+    FROM (SELECT bit_count((sh::bigint # (SELECT nd_flip(nd_center(:c), :k, :s))::bigint)::bit(64))::int AS d
+          FROM ch WHERE sh IS NOT NULL ORDER BY 1 LIMIT 12) s;
 COMMIT;
 EOF
 cat >"$work/check_gin.sql" <<'EOF'
@@ -121,6 +153,10 @@ EXPLAIN (COSTS OFF) INSERT INTO obs SELECT 1, 'x', 'x', array_agg(id)::text
     FROM cg WHERE sh <~> nd_flip(nd_center(7), 3, 5) <= 4;
 EXPLAIN (COSTS OFF) INSERT INTO obs SELECT 1, 'x', 'x', array_agg(d)::text
     FROM (SELECT sh <~> nd_flip(nd_center(7), 3, 5) AS d FROM cg ORDER BY sh <~> nd_flip(nd_center(7), 3, 5) LIMIT 12) s;
+EXPLAIN (COSTS OFF) INSERT INTO obs SELECT 1, 'x', 'x', array_agg(id)::text
+    FROM ch WHERE sh <~> nd_flip(nd_center(7), 3, 5) <= 4;
+EXPLAIN (COSTS OFF) INSERT INTO obs SELECT 1, 'x', 'x', array_agg(d)::text
+    FROM (SELECT sh <~> nd_flip(nd_center(7), 3, 5) AS d FROM ch ORDER BY sh <~> nd_flip(nd_center(7), 3, 5) LIMIT 12) s;
 SET LOCAL enable_bitmapscan = on;
 EXPLAIN (COSTS OFF) INSERT INTO obs SELECT 1, 'x', 'x', array_agg(id)::text
     FROM cn WHERE sh <~> nd_flip(nd_center(7), 3, 5) <= 4;
@@ -135,6 +171,12 @@ EXPLAIN (COSTS OFF) EXECUTE g1(7, 3, 5, 4);
 PREPARE g2(int, int, int) AS INSERT INTO obs SELECT 1, 'x', 'x', array_agg(d)::text
     FROM (SELECT sh <~> nd_flip(nd_center($1), $2, $3) AS d FROM cg ORDER BY sh <~> nd_flip(nd_center($1), $2, $3) LIMIT 12) s;
 EXPLAIN (COSTS OFF) EXECUTE g2(7, 3, 5);
+PREPARE h1(int, int, int, int) AS INSERT INTO obs SELECT 1, 'x', 'x', array_agg(id)::text
+    FROM ch WHERE sh <~> nd_flip(nd_center($1), $2, $3) <= $4;
+EXPLAIN (COSTS OFF) EXECUTE h1(7, 3, 5, 4);
+PREPARE h2(int, int, int) AS INSERT INTO obs SELECT 1, 'x', 'x', array_agg(d)::text
+    FROM (SELECT sh <~> nd_flip(nd_center($1), $2, $3) AS d FROM ch ORDER BY sh <~> nd_flip(nd_center($1), $2, $3) LIMIT 12) s;
+EXPLAIN (COSTS OFF) EXECUTE h2(7, 3, 5);
 SET LOCAL enable_bitmapscan = on;
 PREPARE g3(int, int, int, int) AS INSERT INTO obs SELECT 1, 'x', 'x', array_agg(id)::text
     FROM cn WHERE sh <~> nd_flip(nd_center($1), $2, $3) <= $4;
@@ -143,13 +185,13 @@ ROLLBACK;
 EOF
 )
 echo "$plans" | grep -E 'Scan' | sed 's/^ *->  /# /'
-ok $([ "$(grep -cE '(Index Scan|Index Only Scan) using cg_gist|Bitmap Index Scan on cn_gin' <<<"$plans")" = 6 ] && echo 0 || echo 1) \
-	"the check scripts' index queries use cg_gist (radius, KNN) and cn_gin, also as generic plans"
+ok $([ "$(grep -cE '(Index Scan|Index Only Scan) using (cg_gist|ch_ham)|Bitmap Index Scan on cn_gin' <<<"$plans")" = 10 ] && echo 0 || echo 1) \
+	"the check scripts' index queries use cg_gist, ch_ham (radius, KNN) and cn_gin, also as generic plans"
 
 # --- the runs -----------------------------------------------------------------------
 (
 	while :; do
-		psql -X -q -c "VACUUM cg" -c "VACUUM cn" 2>/dev/null && echo >>"$work/vacuums"
+		psql -X -q -c "VACUUM cg" -c "VACUUM cn" -c "VACUUM ch" 2>/dev/null && echo >>"$work/vacuums"
 		sleep 0.2
 	done
 ) &
@@ -159,7 +201,8 @@ run() {
 	local mode=$1 rc=0 processed failed
 	PGOPTIONS=${2:-} $PGBENCH -n -M "$mode" -c 4 -j 2 -t "$TX" --random-seed=20240601 \
 		-f "$work/insert.sql@5" -f "$work/update.sql@1" -f "$work/delete.sql@1" \
-		-f "$work/check_gist.sql@2" -f "$work/check_gin.sql@2" >"$work/pgbench.out" 2>&1 || rc=$?
+		-f "$work/check_gist.sql@2" -f "$work/check_gin.sql@2" -f "$work/check_ham.sql@2" \
+		>"$work/pgbench.out" 2>&1 || rc=$?
 	grep -E '^number of transactions actually processed|^number of failed transactions|^latency average|aborted|error|ERROR' "$work/pgbench.out" |
 		sed 's/^/# /' | head -20
 	processed=$(grep -o 'actually processed: [0-9]*/[0-9]*' "$work/pgbench.out" || true)
@@ -185,7 +228,7 @@ res=$(psql_q -c "
 	      FROM obs GROUP BY tx, kind) s
 	GROUP BY kind ORDER BY kind")
 echo "$res" | sed 's/^/# kind|checks|disagreeing|values seen: /'
-for kind in "gin radius" "gist knn" "gist radius"; do
+for kind in "gin radius" "gist knn" "gist radius" "ham knn" "ham radius"; do
 	line=$(grep "^$kind|" <<<"$res" || true)
 	IFS='|' read -r _ cnt bad _ <<<"$line"
 	ok $([ -n "$line" ] && [ "$cnt" -gt 0 ] && [ "$bad" = 0 ] && echo 0 || echo 1) \
@@ -194,11 +237,17 @@ done
 psql_q -c "SELECT a.kind, a.v, b.v FROM obs a JOIN obs b USING (tx, kind)
            WHERE a.path = 'index' AND b.path = 'seq' AND a.v IS DISTINCT FROM b.v LIMIT 3" | sed 's/^/# disagreement: /'
 
-echo "# rows now: cg $(psql_q -c 'SELECT count(*) FROM cg'), cn $(psql_q -c 'SELECT count(*) FROM cn')"
+echo "# rows now: cg $(psql_q -c 'SELECT count(*) FROM cg'), cn $(psql_q -c 'SELECT count(*) FROM cn'), ch $(psql_q -c 'SELECT count(*) FROM ch')"
+# (the metapage's merge counter, HamMetaPageData.merges)
+echo "# hamming merges since the build: $(psql_q -c "SELECT get_byte(m, 136) + 256 * get_byte(m, 137) FROM get_raw_page('ch_ham', 0) m")"
 nd_check_ok "GiST after the run: index scans = sequential scan" cg cg_gist
 nd_check_ok "GIN after the run: index scans = sequential scan" cn cn_gin
-psql_q -c "VACUUM cg" -c "VACUUM cn"
+nd_check_ok "hamming after the run: index scans = sequential scan" ch ch_ham
+out=$(psql_q -c "SELECT 'passed' FROM hamming_check('ch_ham', true)" 2>&1 || true)
+ok $([ "$out" = passed ] && echo 0 || echo 1) "hamming after the run: hamming_check passes ($out)"
+psql_q -c "VACUUM cg" -c "VACUUM cn" -c "VACUUM ch"
 nd_check_ok "GiST after VACUUM: index scans = sequential scan" cg cg_gist
 nd_check_ok "GIN after VACUUM: index scans = sequential scan" cn cn_gin
+nd_check_ok "hamming after VACUUM: index scans = sequential scan" ch ch_ham
 echo "1..$n"
 SCRIPT

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# End-to-end: maintenance of GiST and GIN indexes of simhash64.
+# End-to-end: maintenance of GiST, GIN and hamming indexes of simhash64.
 #
-# A table with both indexes (100,000 rows of nd_row_code(): planted
+# A table with the three indexes (100,000 rows of nd_row_code(): planted
 # near-duplicates, exact duplicates, all-zero/all-one codes, NULLs, random
 # codes).  After each of
 #   - DELETE of a third of the rows and of every row in a slice of the code
@@ -12,11 +12,14 @@
 #   - DROP INDEX + CREATE INDEX CONCURRENTLY, with that writer again,
 # every query code and radius returns through each index exactly what a
 # sequential scan returns, and KNN the brute-force distances (nd_check in
-# lib/index_check.sql); also for a GiST buffering build, GIN with 2 and 16
-# blocks, skewed data, radii -1 and 64, and lossy bitmaps (64 kB work_mem).  A control first shows that nd_check does catch an
-# index that misses rows.  Last, pg_stat_progress_create_index, polled from
-# another session, shows CREATE INDEX (GiST and GIN) and CREATE INDEX
-# CONCURRENTLY building on a 300,000-row table.
+# lib/index_check.sql), and hamming_check() finds the hamming index sound
+# and holding every row; also for a GiST buffering build, GIN with 2 and 16
+# blocks, hamming with 3 and 8, skewed data, radii -1 and 64, and lossy
+# bitmaps (64 kB work_mem).  A control first shows that nd_check and
+# hamming_check do catch an index that misses rows.  Last,
+# pg_stat_progress_create_index, polled from another session, shows CREATE
+# INDEX and CREATE INDEX CONCURRENTLY (GiST, GIN, hamming) building on a
+# 300,000-row table.
 # Prints TAP.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,11 +44,17 @@ psql_q -c "CREATE TABLE ctl (id bigint PRIMARY KEY, sh simhash64)" \
 	-c "INSERT INTO ctl SELECT i, nd_row_code(i) FROM generate_series(1, 20000) i" \
 	-c "CREATE INDEX ctl_gist ON ctl USING gist (sh)" \
 	-c "CREATE INDEX ctl_gin ON ctl USING gin (sh) WITH (fastupdate = off)" \
-	-c "UPDATE pg_index SET indisready = false WHERE indexrelid IN ('ctl_gist'::regclass, 'ctl_gin'::regclass)"
+	-c "CREATE INDEX ctl_ham ON ctl USING hamming (sh)" \
+	-c "UPDATE pg_index SET indisready = false WHERE indexrelid IN ('ctl_gist'::regclass, 'ctl_gin'::regclass, 'ctl_ham'::regclass)"
 psql_q -c "INSERT INTO ctl SELECT i, nd_row_code(i) FROM generate_series(20001, 30000) i"
-psql_q -c "UPDATE pg_index SET indisready = true WHERE indexrelid IN ('ctl_gist'::regclass, 'ctl_gin'::regclass)"
-nd_check_fails "control: nd_check reports the rows a GiST index misses" ctl ctl_gist ctl_gin
-nd_check_fails "control: nd_check reports the rows a GIN index misses" ctl ctl_gin ctl_gist
+psql_q -c "UPDATE pg_index SET indisready = true WHERE indexrelid IN ('ctl_gist'::regclass, 'ctl_gin'::regclass, 'ctl_ham'::regclass)"
+nd_check_fails "control: nd_check reports the rows a GiST index misses" ctl ctl_gist "ctl_gin, ctl_ham"
+nd_check_fails "control: nd_check reports the rows a GIN index misses" ctl ctl_gin "ctl_gist, ctl_ham"
+nd_check_fails "control: nd_check reports the rows a hamming index misses" ctl ctl_ham "ctl_gist, ctl_gin"
+out=$(psql -X -At -c "SELECT hamming_check('ctl_ham', true)" 2>&1 || true)
+echo "# ${out%%$'\n'*}"
+ok $([[ $out == *"lacks its entry in index \"ctl_ham\""* ]] && echo 0 || echo 1) \
+	"control: hamming_check (heapallindexed) reports a row the hamming index misses"
 psql_q -c "DROP TABLE ctl"
 
 # --- the table --------------------------------------------------------------------
@@ -53,15 +62,21 @@ psql_q -c "CREATE TABLE m (id bigint PRIMARY KEY, sh simhash64) WITH (autovacuum
 	-c "INSERT INTO m SELECT i, nd_row_code(i) FROM generate_series(1, $N) i" \
 	-c "CREATE INDEX m_gist ON m USING gist (sh)" \
 	-c "CREATE INDEX m_gin ON m USING gin (sh)" \
+	-c "CREATE INDEX m_ham ON m USING hamming (sh) WITH (pending_limit = 256)" \
 	-c "VACUUM ANALYZE m"
 
 both() {
-	nd_check_ok "$1: GiST index scans = sequential scan (radius, =, KNN)" m m_gist m_gin
-	nd_check_ok "$1: GIN index scans = sequential scan (radius, =)" m m_gin m_gist
+	local out
+	nd_check_ok "$1: GiST index scans = sequential scan (radius, =, KNN)" m m_gist "m_gin, m_ham"
+	nd_check_ok "$1: GIN index scans = sequential scan (radius, =)" m m_gin "m_gist, m_ham"
+	nd_check_ok "$1: hamming index scans = sequential scan (radius, =, KNN)" m m_ham "m_gist, m_gin"
+	out=$(psql_q -c "SELECT 'passed' FROM hamming_check('m_ham', true)" 2>&1 || true)
+	ok $([ "$out" = passed ] && echo 0 || echo 1) "$1: hamming_check passes ($out)"
 }
 sizes() {
 	psql_q -c "SELECT 'm_gist ' || pg_relation_size('m_gist') / 8192 || ' pages, m_gin ' ||
-	                  pg_relation_size('m_gin') / 8192 || ' pages, ' || count(*) || ' rows' FROM m"
+	                  pg_relation_size('m_gin') / 8192 || ' pages, m_ham ' ||
+	                  pg_relation_size('m_ham') / 8192 || ' pages, ' || count(*) || ' rows' FROM m"
 }
 
 # --- 1. DELETE + VACUUM ------------------------------------------------------------
@@ -75,7 +90,7 @@ echo "# after 20000 more rows: $(sizes)"
 both "DELETE + VACUUM + INSERT"
 
 # --- 2. REINDEX --------------------------------------------------------------------
-psql_q -c "REINDEX INDEX m_gist" -c "REINDEX INDEX m_gin"
+psql_q -c "REINDEX INDEX m_gist" -c "REINDEX INDEX m_gin" -c "REINDEX INDEX m_ham"
 echo "# after REINDEX: $(sizes)"
 both "REINDEX"
 
@@ -99,28 +114,30 @@ valid_indexes() {
 first=$(psql_q -c "SELECT max(id) + 1 FROM m")
 nd_start_writer m "$first"
 wait_batches 2 || echo "# the writer does not progress"
-psql_q -c "REINDEX INDEX CONCURRENTLY m_gist" -c "REINDEX INDEX CONCURRENTLY m_gin"
+psql_q -c "REINDEX INDEX CONCURRENTLY m_gist" -c "REINDEX INDEX CONCURRENTLY m_gin" \
+	-c "REINDEX INDEX CONCURRENTLY m_ham"
 nd_stop_writer
 ND_WRITER=
 echo "# the writer committed $(cat "$work/batches") batches; $(sizes)"
 v=$(valid_indexes)
 echo "# indexes: $v"
-ok $([ "$v" = "m_gin, m_gist, m_pkey" ] && echo 0 || echo 1) "REINDEX CONCURRENTLY: indexes valid, no _ccnew/_ccold left"
+ok $([ "$v" = "m_gin, m_gist, m_ham, m_pkey" ] && echo 0 || echo 1) "REINDEX CONCURRENTLY: indexes valid, no _ccnew/_ccold left"
 both "REINDEX CONCURRENTLY with concurrent writes"
 
 # --- 4. CREATE INDEX CONCURRENTLY, with a writer ----------------------------------
-psql_q -c "DROP INDEX m_gist" -c "DROP INDEX m_gin"
+psql_q -c "DROP INDEX m_gist" -c "DROP INDEX m_gin" -c "DROP INDEX m_ham"
 first=$(psql_q -c "SELECT max(id) + 1 FROM m")
 nd_start_writer m "$first"
 wait_batches 2 || echo "# the writer does not progress"
 psql_q -c "CREATE INDEX CONCURRENTLY m_gist ON m USING gist (sh)" \
-	-c "CREATE INDEX CONCURRENTLY m_gin ON m USING gin (sh)"
+	-c "CREATE INDEX CONCURRENTLY m_gin ON m USING gin (sh)" \
+	-c "CREATE INDEX CONCURRENTLY m_ham ON m USING hamming (sh) WITH (pending_limit = 256)"
 nd_stop_writer
 ND_WRITER=
 echo "# the writer committed $(cat "$work/batches") batches; $(sizes)"
 v=$(valid_indexes)
 echo "# indexes: $v"
-ok $([ "$v" = "m_gin, m_gist, m_pkey" ] && echo 0 || echo 1) "CREATE INDEX CONCURRENTLY: indexes valid"
+ok $([ "$v" = "m_gin, m_gist, m_ham, m_pkey" ] && echo 0 || echo 1) "CREATE INDEX CONCURRENTLY: indexes valid"
 both "CREATE INDEX CONCURRENTLY with concurrent writes"
 psql_q -c "DROP TABLE m"
 
@@ -137,13 +154,17 @@ psql_q -c "CREATE TABLE v (id bigint PRIMARY KEY, sh simhash64) WITH (autovacuum
 	-c "CREATE INDEX v_gist ON v USING gist (sh) WITH (buffering = on)" \
 	-c "CREATE INDEX v_gin2 ON v USING gin (sh simhash64_gin_ops (blocks = 2))" \
 	-c "CREATE INDEX v_gin16 ON v USING gin (sh simhash64_gin_ops (blocks = 16))" \
+	-c "CREATE INDEX v_ham3 ON v USING hamming (sh) WITH (blocks = 3)" \
+	-c "CREATE INDEX v_ham8 ON v USING hamming (sh) WITH (blocks = 8)" \
 	-c "INSERT INTO v SELECT i, nd_row_code(i) FROM generate_series(40001, 60000) i" \
 	-c "VACUUM ANALYZE v"
 vcodes="nd_query_codes() || ARRAY[nd_flip(nd_center(0), 2, 3), nd_flip(nd_center(0), 6, 11)]"
 vradii="{-1,0,1,2,3,5,6,8,13,64}"
-nd_check_ok "skewed data: GiST (buffering build) index scans = sequential scan" v v_gist "v_gin2, v_gin16" "$vcodes" "$vradii"
-nd_check_ok "skewed data: GIN (blocks = 2) index scans = sequential scan" v v_gin2 "v_gist, v_gin16" "$vcodes" "$vradii"
-nd_check_ok "skewed data: GIN (blocks = 16) index scans = sequential scan" v v_gin16 "v_gist, v_gin2" "$vcodes" "$vradii"
+nd_check_ok "skewed data: GiST (buffering build) index scans = sequential scan" v v_gist "v_gin2, v_gin16, v_ham3, v_ham8" "$vcodes" "$vradii"
+nd_check_ok "skewed data: GIN (blocks = 2) index scans = sequential scan" v v_gin2 "v_gist, v_gin16, v_ham3, v_ham8" "$vcodes" "$vradii"
+nd_check_ok "skewed data: GIN (blocks = 16) index scans = sequential scan" v v_gin16 "v_gist, v_gin2, v_ham3, v_ham8" "$vcodes" "$vradii"
+nd_check_ok "skewed data: hamming (blocks = 3) index scans = sequential scan" v v_ham3 "v_gist, v_gin2, v_gin16, v_ham8" "$vcodes" "$vradii"
+nd_check_ok "skewed data: hamming (blocks = 8) index scans = sequential scan" v v_ham8 "v_gist, v_gin2, v_gin16, v_ham3" "$vcodes" "$vradii"
 psql_q -c "DROP TABLE v"
 
 # Lossy bitmaps: with 64 kB of work_mem, bitmaps over a table spread thin
@@ -154,15 +175,18 @@ psql_q -c "CREATE TABLE w (id bigint PRIMARY KEY, sh simhash64) WITH (fillfactor
 	-c "INSERT INTO w SELECT i, nd_row_code(i) FROM generate_series(1, 60000) i" \
 	-c "CREATE INDEX w_gist ON w USING gist (sh)" \
 	-c "CREATE INDEX w_gin ON w USING gin (sh) WITH (fastupdate = off)" \
+	-c "CREATE INDEX w_ham ON w USING hamming (sh)" \
 	-c "VACUUM ANALYZE w"
-lossy=$(PGOPTIONS="-c work_mem=64kB" psql_q -c "BEGIN" -c "DROP INDEX w_gist" -c "SET LOCAL enable_seqscan = off" \
+lossy=$(PGOPTIONS="-c work_mem=64kB" psql_q -c "BEGIN" -c "DROP INDEX w_gist" -c "DROP INDEX w_ham" -c "SET LOCAL enable_seqscan = off" \
 	-c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT count(*) FROM w WHERE sh <~> '0000000000000000' <= 30" \
 	-c "ROLLBACK" | grep -o 'Heap Blocks:.*' || true)
 echo "# GIN, radius 30 around the all-zero code, work_mem 64kB: $lossy"
 ok $([[ $lossy == *lossy=[1-9]* ]] && echo 0 || echo 1) "small work_mem: the bitmap heap scan is lossy (the check below covers rechecks)"
-PGOPTIONS="-c work_mem=64kB" nd_check_ok "lossy bitmaps: GiST index scans = sequential scan" w w_gist w_gin \
+PGOPTIONS="-c work_mem=64kB" nd_check_ok "lossy bitmaps: GiST index scans = sequential scan" w w_gist "w_gin, w_ham" \
 	"nd_query_codes()" "{0,2,5,13,30,64}"
-PGOPTIONS="-c work_mem=64kB" nd_check_ok "lossy bitmaps: GIN index scans = sequential scan" w w_gin w_gist \
+PGOPTIONS="-c work_mem=64kB" nd_check_ok "lossy bitmaps: GIN index scans = sequential scan" w w_gin "w_gist, w_ham" \
+	"nd_query_codes()" "{0,2,5,13,30,64}"
+PGOPTIONS="-c work_mem=64kB" nd_check_ok "lossy bitmaps: hamming index scans = sequential scan" w w_ham "w_gist, w_gin" \
 	"nd_query_codes()" "{0,2,5,13,30,64}"
 psql_q -c "DROP TABLE w"
 
@@ -242,8 +266,10 @@ progress() {
 }
 progress "GiST CREATE INDEX" "CREATE INDEX" "CREATE INDEX p_gist ON p USING gist (sh)" p_gist
 progress "GIN CREATE INDEX" "CREATE INDEX" "CREATE INDEX p_gin ON p USING gin (sh)" p_gin
-psql_q -c "DROP INDEX p_gist" -c "DROP INDEX p_gin"
+progress "hamming CREATE INDEX" "CREATE INDEX" "CREATE INDEX p_ham ON p USING hamming (sh)" p_ham
+psql_q -c "DROP INDEX p_gist" -c "DROP INDEX p_gin" -c "DROP INDEX p_ham"
 progress "GiST CREATE INDEX CONCURRENTLY" "CREATE INDEX CONCURRENTLY" "CREATE INDEX CONCURRENTLY p_gist ON p USING gist (sh)" p_gist
 progress "GIN CREATE INDEX CONCURRENTLY" "CREATE INDEX CONCURRENTLY" "CREATE INDEX CONCURRENTLY p_gin ON p USING gin (sh)" p_gin
+progress "hamming CREATE INDEX CONCURRENTLY" "CREATE INDEX CONCURRENTLY" "CREATE INDEX CONCURRENTLY p_ham ON p USING hamming (sh)" p_ham
 echo "1..$n"
 SCRIPT
