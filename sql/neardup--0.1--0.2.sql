@@ -564,6 +564,64 @@ LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 
 -- ===== end section: hamming index access method =====
 
+-- ===== section: near-duplicate exclusion constraint (src/type/hamming_ball.c, src/index/gist_hamming.c, src/hamming) =====
+
+/*
+ * EXCLUDE USING hamming (hamming_ball(sh, k) WITH &&): no two rows whose
+ * fingerprints are within k bits (doc/constraint.md).  a && b holds when
+ * each center lies within the other's ball -- the centers are at most
+ * least(radius(a), radius(b)) bits apart -- so it is commutative and, with
+ * one k on both sides, exactly "within k bits", wherever it is evaluated.
+ * Both operator classes index a ball by its center and recheck the radius
+ * on the row.
+ */
+CREATE FUNCTION @extschema@.hamming_ball_collides(@extschema@.hamming_ball, @extschema@.hamming_ball)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'hamming_ball_collides'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE OPERATOR @extschema@.&& (
+    LEFTARG = @extschema@.hamming_ball,
+    RIGHTARG = @extschema@.hamming_ball,
+    FUNCTION = @extschema@.hamming_ball_collides,
+    COMMUTATOR = OPERATOR(@extschema@.&&),
+    RESTRICT = pg_catalog.contsel,
+    JOIN = pg_catalog.contjoinsel
+);
+
+CREATE FUNCTION @extschema@.gist_hamming_ball_compress(pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'gist_hamming_ball_compress'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The simhash64 consistent function, which also knows strategy 3 (&&).
+CREATE FUNCTION @extschema@.gist_hamming_ball_consistent(pg_catalog.internal, @extschema@.hamming_ball,
+                                                         pg_catalog.int2, pg_catalog.oid, pg_catalog.internal)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'gist_simhash64_consistent'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OPERATOR CLASS @extschema@.hamming_ball_gist_ops
+    DEFAULT FOR TYPE @extschema@.hamming_ball USING gist AS
+    OPERATOR 3 @extschema@.&& (@extschema@.hamming_ball, @extschema@.hamming_ball),
+    FUNCTION 1 @extschema@.gist_hamming_ball_consistent(pg_catalog.internal, @extschema@.hamming_ball,
+                                                        pg_catalog.int2, pg_catalog.oid, pg_catalog.internal),
+    FUNCTION 2 @extschema@.gist_simhash64_union(pg_catalog.internal, pg_catalog.internal),
+    FUNCTION 3 @extschema@.gist_hamming_ball_compress(pg_catalog.internal),
+    FUNCTION 5 @extschema@.gist_simhash64_penalty(pg_catalog.internal, pg_catalog.internal,
+                                                  pg_catalog.internal),
+    FUNCTION 6 @extschema@.gist_simhash64_picksplit(pg_catalog.internal, pg_catalog.internal),
+    FUNCTION 7 @extschema@.gist_simhash64_same(@extschema@.simhash64_gist_key,
+                                               @extschema@.simhash64_gist_key, pg_catalog.internal),
+    FUNCTION 11 @extschema@.gist_simhash64_sortsupport(pg_catalog.internal),
+    STORAGE @extschema@.simhash64_gist_key;
+
+CREATE OPERATOR CLASS @extschema@.hamming_ball_hamming_ops
+    DEFAULT FOR TYPE @extschema@.hamming_ball USING hamming AS
+    OPERATOR 4 @extschema@.&& (@extschema@.hamming_ball, @extschema@.hamming_ball);
+
+-- ===== end section: near-duplicate exclusion constraint =====
+
 -- ===== section: comments (psql help for every member; sql/17_catalog lists any without) =====
 
 COMMENT ON CAST (pg_catalog.int8 AS @extschema@.simhash64) IS 'a bigint as the 64 bits of a fingerprint (two''s complement, no change of bits)';
@@ -689,6 +747,14 @@ COMMENT ON ACCESS METHOD hamming IS 'exact Hamming radius and nearest-neighbour 
 COMMENT ON OPERATOR CLASS @extschema@.simhash64_hamming_ops USING hamming IS 'hamming index for radius (<@, <~> <= k), equality and KNN (ORDER BY <~>) searches';
 COMMENT ON OPERATOR FAMILY @extschema@.simhash64_hamming_ops USING hamming IS 'hamming operators of simhash64';
 COMMENT ON FUNCTION @extschema@.hamming_merge(pg_catalog.regclass) IS 'merge the pending entries of a hamming index into its sorted run now';
+COMMENT ON FUNCTION @extschema@.hamming_ball_collides(@extschema@.hamming_ball, @extschema@.hamming_ball) IS 'implementation of && for hamming_ball: the centers are within the smaller radius';
+COMMENT ON OPERATOR @extschema@.&& (@extschema@.hamming_ball, @extschema@.hamming_ball) IS 'each center lies within the other''s ball (centers at most the smaller radius apart): the near-duplicate exclusion constraint''s operator';
+COMMENT ON FUNCTION @extschema@.gist_hamming_ball_compress(pg_catalog.internal) IS 'GiST support: a hamming_ball as the key of its center';
+COMMENT ON FUNCTION @extschema@.gist_hamming_ball_consistent(pg_catalog.internal, @extschema@.hamming_ball, pg_catalog.int2, pg_catalog.oid, pg_catalog.internal) IS 'GiST support: consistent function of hamming_ball_gist_ops';
+COMMENT ON OPERATOR CLASS @extschema@.hamming_ball_gist_ops USING gist IS 'GiST index of hamming_ball values for && (the near-duplicate exclusion constraint)';
+COMMENT ON OPERATOR FAMILY @extschema@.hamming_ball_gist_ops USING gist IS 'GiST operators of hamming_ball';
+COMMENT ON OPERATOR CLASS @extschema@.hamming_ball_hamming_ops USING hamming IS 'hamming index of hamming_ball values for && (the near-duplicate exclusion constraint)';
+COMMENT ON OPERATOR FAMILY @extschema@.hamming_ball_hamming_ops USING hamming IS 'hamming operators of hamming_ball';
 COMMENT ON FUNCTION @extschema@.hamming_check(pg_catalog.regclass, pg_catalog.bool) IS 'verify a hamming index''s structure and, with heapallindexed, that it has an entry for every row of its table; raises an error at the first problem';
 
 -- ===== end section: comments =====

@@ -18,6 +18,7 @@
 
 typedef struct HamBuildState
 {
+	bool		balls;			/* ham_indexes_balls() */
 	HamRunWriter *writer;
 	double		indtuples;
 } HamBuildState;
@@ -31,7 +32,7 @@ ham_build_callback(Relation index, ItemPointer tid, Datum *values,
 	if (isnull[0])
 		ham_list_append(index, HAM_LIST_NULLS, 0, tid, NULL);
 	else
-		ham_run_writer_add(bs->writer, DatumGetSimhash64(values[0]), tid);
+		ham_run_writer_add(bs->writer, ham_value_code(bs->balls, values[0]), tid);
 	bs->indtuples += 1;
 }
 
@@ -99,14 +100,14 @@ ham_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	uint64		nentries;
 	BlockNumber header;
 
-	ham_simhash64_type(index);
+	memset(&bs, 0, sizeof(bs));
+	bs.balls = ham_indexes_balls(index);
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 
 	ham_write_meta(index, nblocks);
 	epoch = ham_take_epoch(index);
 
-	memset(&bs, 0, sizeof(bs));
 	bs.writer = ham_run_writer_begin(index, nblocks, epoch, maintenance_work_mem);
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   ham_build_callback, (void *) &bs, NULL);

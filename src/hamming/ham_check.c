@@ -53,6 +53,7 @@ typedef struct HamCheckState
 	Relation	index;
 	Relation	heap;
 	BlockNumber nblocks;
+	bool		balls;			/* ham_indexes_balls() */
 	bloom_filter *filter;		/* NULL unless heapallindexed */
 	int64		heap_rows;
 } HamCheckState;
@@ -265,7 +266,7 @@ check_heap_row(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 {
 	HamCheckState *st = (HamCheckState *) state;
 	unsigned char key[HAM_CHECK_KEY_SIZE];
-	uint64		code = isnull[0] ? 0 : (uint64) DatumGetInt64(values[0]);
+	uint64		code = isnull[0] ? 0 : ham_value_code(st->balls, values[0]);
 
 	st->heap_rows++;
 	check_key(code, tid, isnull[0], key);
@@ -310,6 +311,7 @@ hamming_check(PG_FUNCTION_ARGS)
 	/* lock the table before its index, as every other path does */
 	st.heap = OidIsValid(heapoid) ? table_open(heapoid, AccessShareLock) : NULL;
 	st.index = ham_open_index(indexoid, AccessShareLock);
+	st.balls = ham_indexes_balls(st.index);
 	if (st.heap == NULL || st.index->rd_index->indrelid != heapoid)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),

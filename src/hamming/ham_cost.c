@@ -28,14 +28,15 @@
 #include "hamming.h"
 #include "radius_planner.h"
 
-/* The radius of an index condition: `<@ ball` or `=`. */
+/* The radius of an index condition: `<@ ball`, `&& ball` or `=`. */
 static int
 ham_clause_radius(PlannerInfo *root, RestrictInfo *rinfo)
 {
 	const NdCatalog *cat = nd_catalog();
 	OpExpr	   *op = (OpExpr *) rinfo->clause;
 
-	if (IsA(op, OpExpr) && list_length(op->args) == 2 && op->opno == cat->in_ball_op)
+	if (IsA(op, OpExpr) && list_length(op->args) == 2 &&
+		(op->opno == cat->in_ball_op || op->opno == cat->collides_op))
 		return nd_ball_radius(root, (Node *) lsecond(op->args));
 	return 0;					/* equality */
 }

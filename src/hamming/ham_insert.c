@@ -24,7 +24,8 @@ ham_insert(Relation index, Datum *values, bool *isnull,
 		ham_list_append(index, HAM_LIST_NULLS, 0, ht_ctid, NULL);
 		return false;
 	}
-	ham_list_append(index, HAM_LIST_PENDING, DatumGetSimhash64(values[0]), ht_ctid, &snap);
+	ham_list_append(index, HAM_LIST_PENDING, ham_value_code(ham_indexes_balls(index), values[0]),
+					ht_ctid, &snap);
 
 	/*
 	 * Merge when the list is long enough; an insert never waits for a merge

@@ -89,6 +89,8 @@ typedef struct HamScanOpaqueData
 	bool		ordered;
 	bool		with_nulls;		/* no condition: NULL codes are returned last */
 	bool		want_codes;		/* an index-only scan */
+	bool		recheck;		/* a `&&` condition: the row's radius is
+								 * not in the index */
 	uint64		center;
 	int			max_radius;
 	int			nfilters;
@@ -165,7 +167,8 @@ ham_key_ball(ScanKey key, uint64 *center, int *radius)
 		*center = DatumGetSimhash64(key->sk_argument);
 		*radius = 0;
 	}
-	else if (key->sk_strategy == HAM_STRATEGY_WITHIN)
+	else if (key->sk_strategy == HAM_STRATEGY_WITHIN ||
+			 key->sk_strategy == HAM_STRATEGY_COLLIDES)
 	{
 		HammingBall *ball = DatumGetHammingBallP(key->sk_argument);
 
@@ -197,6 +200,9 @@ ham_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	so->started = false;
 	so->none = false;
 	so->want_codes = scan->xs_want_itup;
+	so->recheck = false;
+	for (int i = 0; i < scan->numberOfKeys; i++)
+		so->recheck |= scan->keyData[i].sk_strategy == HAM_STRATEGY_COLLIDES;
 	scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
 	so->tbm = NULL;
 	so->ntids = 0;
@@ -308,7 +314,7 @@ ham_found(HamScanOpaque so, HamLevel *levels, int d, ItemPointer tid, uint64 cod
 {
 	if (so->tbm)
 	{
-		tbm_add_tuples(so->tbm, tid, 1, false);
+		tbm_add_tuples(so->tbm, tid, 1, so->recheck);
 		so->ntids++;
 	}
 	else
@@ -337,11 +343,11 @@ ham_return(IndexScanDesc scan, ItemPointer tid, uint64 code, bool isnull, int d)
 	}
 }
 
-/* Index-only scans: the code is the whole index tuple. */
+/* Index-only scans: the code is the whole index tuple (not so a ball's). */
 bool
 ham_canreturn(Relation index, int attno)
 {
-	return attno == 1;
+	return attno == 1 && !ham_indexes_balls(index);
 }
 
 /* The entries of a list (pending or sealed) within max_radius. */
@@ -679,7 +685,7 @@ ham_gettuple(IndexScanDesc scan, ScanDirection dir)
 	if (!so->started)
 		ham_scan_start(scan);
 
-	scan->xs_recheck = false;
+	scan->xs_recheck = so->recheck;
 	scan->xs_recheckorderby = false;
 	for (;;)
 	{

@@ -92,21 +92,27 @@ ham_pending_limit_entries(Relation index)
 	return (int) Min((double) kb * 1024.0 / HAM_ENTRY_SIZE, (double) INT_MAX);
 }
 
-/* The simhash64 type: the only one the access method indexes. */
-Oid
-ham_simhash64_type(Relation index)
+/*
+ * Does the index hold hamming_ball values (their centers) rather than
+ * simhash64?  Those are the two types the access method indexes.
+ */
+bool
+ham_indexes_balls(Relation index)
 {
 	const NdCatalog *cat = nd_catalog();
 	Oid			typid = TupleDescAttr(RelationGetDescr(index), 0)->atttypid;
 
-	if (!cat->installed || typid != cat->simhash64_type)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("access method \"hamming\" indexes only columns of type simhash64"),
-				 errdetail("Column \"%s\" of index \"%s\" has type %s.",
-						   NameStr(TupleDescAttr(RelationGetDescr(index), 0)->attname),
-						   RelationGetRelationName(index), format_type_be(typid))));
-	return typid;
+	if (cat->installed && typid == cat->simhash64_type)
+		return false;
+	if (cat->installed && typid == cat->hamming_ball_type)
+		return true;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("access method \"hamming\" indexes only columns of type simhash64 or hamming_ball"),
+			 errdetail("Column \"%s\" of index \"%s\" has type %s.",
+					   NameStr(TupleDescAttr(RelationGetDescr(index), 0)->attname),
+					   RelationGetRelationName(index), format_type_be(typid))));
+	return false;
 }
 
 void

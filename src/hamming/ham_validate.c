@@ -53,11 +53,12 @@ ham_validate(Oid opclassoid)
 	opfamilyname = pstrdup(NameStr(((Form_pg_opfamily) GETSTRUCT(familytup))->opfname));
 	ReleaseSysCache(familytup);
 
-	if (classform->opcintype != cat->simhash64_type)
+	if (classform->opcintype != cat->simhash64_type &&
+		classform->opcintype != cat->hamming_ball_type)
 	{
 		ereport(INFO,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("hamming operator class %s is not for type simhash64",
+				 errmsg("hamming operator class %s is not for type simhash64 or hamming_ball",
 						NameStr(classform->opcname))));
 		result = false;
 	}
@@ -97,6 +98,11 @@ ham_validate(Oid opclassoid)
 					OidIsValid(oprform->amopsortfamily) &&
 					check_amop_signature(oprform->amopopr, INT4OID,
 										 cat->simhash64_type, cat->simhash64_type);
+				break;
+			case HAM_STRATEGY_COLLIDES:
+				ok = oprform->amoppurpose == AMOP_SEARCH &&
+					check_amop_signature(oprform->amopopr, BOOLOID,
+										 cat->hamming_ball_type, cat->hamming_ball_type);
 				break;
 			default:
 				ok = false;

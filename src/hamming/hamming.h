@@ -53,14 +53,17 @@
 #include "storage/lockdefs.h"
 #include "utils/relcache.h"
 
+#include "hamming_ball.h"
 #include "nd_mih.h"
 #include "nd_permute.h"
+#include "simhash64.h"
 
 /* Strategy numbers of the operator class (ham_validate.c checks them) */
 #define HAM_STRATEGY_WITHIN		1	/* simhash64 <@ hamming_ball */
 #define HAM_STRATEGY_EQUAL		2	/* simhash64 = simhash64 */
 #define HAM_STRATEGY_DISTANCE	3	/* ORDER BY simhash64 <~> simhash64 */
-#define HAM_NSTRATEGIES			3
+#define HAM_STRATEGY_COLLIDES	4	/* hamming_ball && hamming_ball */
+#define HAM_NSTRATEGIES			4
 
 #define HAM_METAPAGE_BLKNO		0
 #define HAM_MAGIC				0x48414d31	/* "HAM1" */
@@ -225,12 +228,23 @@ extern void ham_empty_list(HamList *list, uint32 epoch);
 extern int	ham_pending_limit_entries(Relation index);
 extern int	ham_default_blocks(double rows);
 extern int	ham_option_blocks(Relation index);
-extern Oid	ham_simhash64_type(Relation index);
+extern bool ham_indexes_balls(Relation index);
 extern void ham_list_append(Relation index, int which, uint64 code, ItemPointer tid,
 							HamSnapshot *snap);
 extern bytea *ham_options(Datum reloptions, bool validate);
 extern Relation ham_open_index(Oid indexoid, LOCKMODE lockmode);
 extern void ham_buildempty(Relation index);
+
+/*
+ * The code an index value is stored under: the value itself (simhash64),
+ * or a ball's center (hamming_ball, the exclusion constraint's operator
+ * class; the radius is rechecked on the row).
+ */
+static inline uint64
+ham_value_code(bool balls, Datum value)
+{
+	return balls ? DatumGetHammingBallP(value)->center : DatumGetSimhash64(value);
+}
 
 #define HAM_LIST_PENDING	0
 #define HAM_LIST_NULLS		1

@@ -38,6 +38,7 @@
 #define SH_STRATEGY_WITHIN		RTContainedByStrategyNumber /* <@ ball */
 #define SH_STRATEGY_DISTANCE	RTKNNSearchStrategyNumber	/* <~> */
 #define SH_STRATEGY_EQUAL		RTEqualStrategyNumber	/* = */
+#define SH_STRATEGY_COLLIDES	RTOverlapStrategyNumber /* ball && ball */
 
 #define DatumGetBitrangeP(X)	((nd_bitrange *) DatumGetPointer(X))
 
@@ -88,6 +89,30 @@ gist_simhash64_compress(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(retval);
 }
 
+/*
+ * The operator class of hamming_ball (hamming_ball_gist_ops, for the
+ * near-duplicate exclusion constraint): a ball is indexed by its center;
+ * its radius is not kept, so `&&` is rechecked on the row.
+ */
+PG_FUNCTION_INFO_V1(gist_hamming_ball_compress);
+Datum
+gist_hamming_ball_compress(PG_FUNCTION_ARGS)
+{
+	GISTENTRY  *entry = (GISTENTRY *) PG_GETARG_POINTER(0);
+	GISTENTRY  *retval;
+	nd_bitrange *key;
+
+	if (!entry->leafkey)
+		PG_RETURN_POINTER(entry);
+
+	key = palloc(sizeof(nd_bitrange));
+	*key = nd_bitrange_of(DatumGetHammingBallP(entry->key)->center);
+	retval = palloc(sizeof(GISTENTRY));
+	gistentryinit(*retval, PointerGetDatum(key), entry->rel, entry->page,
+				  entry->offset, false);
+	PG_RETURN_POINTER(retval);
+}
+
 /* Index-only scans: a leaf key gives back its code. */
 PG_FUNCTION_INFO_V1(gist_simhash64_fetch);
 Datum
@@ -102,8 +127,10 @@ gist_simhash64_fetch(PG_FUNCTION_ARGS)
 }
 
 /*
- * Both strategies are exact: the lower bound is the distance itself at a
- * leaf, and inner keys only decide where to descend.
+ * `<@` and `=` are exact: the lower bound is the distance itself at a leaf,
+ * and inner keys only decide where to descend.  `&&` (hamming_ball_gist_ops)
+ * finds the centers within the query's radius; the row's own radius, not
+ * in the index, is rechecked.
  */
 PG_FUNCTION_INFO_V1(gist_simhash64_consistent);
 Datum
@@ -125,6 +152,13 @@ gist_simhash64_consistent(PG_FUNCTION_ARGS)
 			}
 		case SH_STRATEGY_EQUAL:
 			PG_RETURN_BOOL(nd_bitrange_lower_bound(key, PG_GETARG_SIMHASH64(1)) == 0);
+		case SH_STRATEGY_COLLIDES:
+			{
+				HammingBall *ball = PG_GETARG_HAMMING_BALL_P(1);
+
+				*recheck = GIST_LEAF(entry);
+				PG_RETURN_BOOL(nd_bitrange_lower_bound(key, ball->center) <= ball->radius);
+			}
 		default:
 			elog(ERROR, "unrecognized strategy number: %d", strategy);
 	}

@@ -146,6 +146,8 @@ nd_catalog(void)
 									  c.simhash64_type, c.hamming_ball_type);
 		c.ball_has_op = nd_lookup_oper("@>", nsp,
 									   c.hamming_ball_type, c.simhash64_type);
+		c.collides_op = nd_lookup_oper("&&", nsp,
+									   c.hamming_ball_type, c.hamming_ball_type);
 		c.installed = OidIsValid(c.hamming_fn) && OidIsValid(c.distance_fn) &&
 			OidIsValid(c.within_fn) && OidIsValid(c.ball_fn) &&
 			OidIsValid(c.in_ball_op) && OidIsValid(c.ball_has_op);

@@ -46,6 +46,8 @@ typedef struct NdCatalog
 	Oid			ball_fn;		/* hamming_ball(simhash64, int4) */
 	Oid			in_ball_op;		/* simhash64 <@ hamming_ball */
 	Oid			ball_has_op;	/* hamming_ball @> simhash64 */
+	Oid			collides_op;	/* hamming_ball && hamming_ball (0.2 on;
+								 * InvalidOid before the update) */
 } NdCatalog;
 
 /* radius_catalog.c */

@@ -153,6 +153,19 @@ hamming_ball_contains_simhash64(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(hamming_ball_contains(PG_GETARG_HAMMING_BALL_P(0), PG_GETARG_SIMHASH64(1)));
 }
 
+/*
+ * a && b: each center lies within the other's ball, that is, the centers
+ * are at most the smaller radius apart.  Commutative; with one radius k on
+ * both sides, "within k bits" -- the predicate of the near-duplicate
+ * exclusion constraint (doc/constraint.md).
+ */
+PG_FUNCTION_INFO_V1(hamming_ball_collides);
+Datum
+hamming_ball_collides(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(hamming_balls_collide(PG_GETARG_HAMMING_BALL_P(0), PG_GETARG_HAMMING_BALL_P(1)));
+}
+
 /* within(a, b, radius): hamming_distance(a, b) <= radius */
 PG_FUNCTION_INFO_V1(simhash64_within);
 Datum

@@ -52,4 +52,11 @@ hamming_ball_contains(const HammingBall *ball, uint64 code)
 	return pg_popcount64(ball->center ^ code) <= ball->radius;
 }
 
+/* a && b: the centers are within the smaller of the two radii */
+static inline bool
+hamming_balls_collide(const HammingBall *a, const HammingBall *b)
+{
+	return pg_popcount64(a->center ^ b->center) <= Min(a->radius, b->radius);
+}
+
 #endif							/* HAMMING_BALL_H */
