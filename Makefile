@@ -50,7 +50,7 @@ endif
 # header changes (struct layouts are shared between files).
 $(OBJS): $(foreach d,$(SQL_DIRS) src/core,$(wildcard $(d)/*.h))
 
-.PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am
+.PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint
 
 # Debian packages the build and the tests need (installed only when missing).
 deps:
@@ -72,7 +72,7 @@ fuzz:
 
 # Benchmarks: ratios against baselines measured in the same run.  The index
 # benchmarks take ROWS (default 1M) and more; see the scripts.
-bench: bench-am bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice
+bench: bench-am bench-constraint bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice
 
 bench-fingerprint:
 	@bash test/bench/run_bench.sh
@@ -84,6 +84,9 @@ bench-gin:
 # and radius latency, builds, size (ROWS, NQ, NSLOW, PATHS).
 bench-am:
 	@bash test/bench/run_am.sh
+
+bench-constraint:
+	@bash test/bench/run_constraint.sh
 
 bench-gist:
 	@bash test/bench/run_gist.sh

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# End-to-end: the near-duplicate exclusion constraint
+#   EXCLUDE USING hamming|gist (hamming_ball(sh, 3) WITH &&)
+# under concurrent inserters, a crash, and dump/restore.
+#
+# Groups of near-copies: member m (0..7) of group g is the center
+# nd_center(g) with bit 7m flipped (m > 0), so members are within 2 bits of
+# each other and groups ~32 bits apart.
+#   1. pgbench, 8 clients, each transaction inserts a random member of one
+#      of 40 groups with ON CONFLICT DO NOTHING and holds its transaction
+#      open for 20 ms, so that inserts of one group overlap; into a table
+#      constrained through a hamming index, one through GiST, and a control
+#      table where the application "looks up, then inserts" (no
+#      constraint).  Constrained tables end with exactly one row per group
+#      and no pair within 3 bits; the control lets near-copies in (the race
+#      the constraint closes).
+#   2. 4 psql sessions with plain INSERTs of members of 30 new groups: each
+#      group's first commit wins, every other insert fails with 23P01, and
+#      rows + 23P01 errors = attempts (nothing else lost).
+#   3. kill -9 of the postmaster while inserters run; after recovery the
+#      table still has no pair within 3 bits, hamming_check passes, and a
+#      near-copy of a stored row is still refused.
+#   4. pg_dump -Fc / pg_restore into a new database: the constraint is
+#      there and still refuses a near-copy.
+# Prints TAP.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../lib/pgenv.sh
+. "$ROOT/test/lib/pgenv.sh"
+[ -n "${ND_STAGE:-}" ] || { nd_build; nd_stage; }
+export ND_E2E_LIB=$ROOT/test/e2e/lib
+
+nd_in_cluster bash -s <<'SCRIPT'
+set -euo pipefail
+. "$ND_E2E_LIB/common.sh"
+work=$(mktemp -d /tmp/nd-constraint.XXXXXX)
+chmod 755 "$work"
+trap 'rm -rf "$work"' EXIT
+PGBENCH=/usr/lib/postgresql/15/bin/pgbench
+
+nd_setup_db
+psql_q <<'EOF'
+CREATE FUNCTION nd_member(g int, m int) RETURNS simhash64
+LANGUAGE sql IMMUTABLE AS $$ SELECT nd_flip(nd_center(g), least(m, 1), m * 7) $$;
+CREATE SEQUENCE ids;
+CREATE TABLE xh (id bigint PRIMARY KEY, grp int, sh simhash64,
+    CONSTRAINT xh_near EXCLUDE USING hamming (hamming_ball(sh, 3) WITH &&));
+CREATE TABLE xg (id bigint PRIMARY KEY, grp int, sh simhash64,
+    CONSTRAINT xg_near EXCLUDE USING gist (hamming_ball(sh, 3) WITH &&));
+CREATE TABLE xc (id bigint PRIMARY KEY, grp int, sh simhash64);
+EOF
+
+# pairs TABLE: pairs of rows within 3 bits (bit_count: no extension code).
+pairs() {
+	psql_q -c "SELECT count(*) FROM $1 a JOIN $1 b ON a.id < b.id
+	           AND bit_count((a.sh::bigint # b.sh::bigint)::bit(64)) <= 3"
+}
+
+# --- 1. pgbench: ON CONFLICT DO NOTHING, and the look-up-then-insert control --
+for t in xh xg; do
+	cat >"$work/$t.sql" <<EOF
+\\set g random(0, 39)
+\\set m random(0, 7)
+BEGIN;
+INSERT INTO $t VALUES (nextval('ids'), :g, nd_member(:g, :m)) ON CONFLICT DO NOTHING;
+SELECT pg_sleep(0.02);
+COMMIT;
+EOF
+done
+cat >"$work/xc.sql" <<'EOF'
+\set g random(0, 39)
+\set m random(0, 7)
+BEGIN;
+INSERT INTO xc SELECT nextval('ids'), :g, s.c FROM (SELECT nd_member(:g, :m) AS c) s
+WHERE NOT EXISTS (SELECT 1 FROM xc WHERE bit_count((xc.sh::bigint # s.c::bigint)::bit(64)) <= 3);
+SELECT pg_sleep(0.02);
+COMMIT;
+EOF
+for t in xh xg xc; do
+	rc=0
+	$PGBENCH -n -c 8 -j 2 -t 40 -f "$work/$t.sql" >"$work/pgbench.out" 2>&1 || rc=$?
+	processed=$(grep -o 'actually processed: [0-9]*/[0-9]*' "$work/pgbench.out" || true)
+	read -r rows groups <<<"$(psql_q -F' ' -c "SELECT count(*), count(DISTINCT grp) FROM $t")"
+	p=$(pairs $t)
+	echo "# $t: pgbench exit $rc, $processed; $rows rows for $groups groups, $p pairs within 3 bits"
+	if [ $t = xc ]; then
+		ok $([ "$p" -gt 0 ] && echo 0 || echo 1) "control: looking up, then inserting, lets near-copies in under concurrency ($p pairs)"
+	else
+		ok $([ "$rc" = 0 ] && [ "$processed" = "actually processed: 320/320" ] && [ "$rows" = "$groups" ] &&
+			[ "$p" = 0 ] && echo 0 || echo 1) \
+			"$t: 8 concurrent inserters with ON CONFLICT DO NOTHING leave one row per group, no pair within 3 bits"
+	fi
+done
+
+# --- 2. plain INSERTs: one winner per group, 23P01 for the rest ---------------
+for s in 1 2 3 4; do
+	{
+		echo "\\set VERBOSITY verbose"
+		for ((i = 0; i < 60; i++)); do
+			g=$((100 + (i * 7 + s * 13) % 30))
+			echo "BEGIN;"
+			echo "INSERT INTO xh VALUES (nextval('ids'), $g, nd_member($g, $(((i + s) % 8))));"
+			echo "SELECT pg_sleep(0.005);"
+			echo "COMMIT;"
+		done
+	} >"$work/plain$s.sql"
+	psql -X -q -o /dev/null -f "$work/plain$s.sql" 2>"$work/plain$s.err" &
+done
+wait
+errors=$(cat "$work"/plain*.err | grep -c 'ERROR:  23P01: conflicting key value violates exclusion constraint "xh_near"' || true)
+other=$(cat "$work"/plain*.err | grep 'ERROR:' | grep -v '23P01\|25P02' | head -3 || true)
+read -r rows groups <<<"$(psql_q -F' ' -c "SELECT count(*), count(DISTINCT grp) FROM xh WHERE grp >= 100")"
+echo "# plain INSERTs: 240 attempts, $rows rows for $groups groups, $errors exclusion violations${other:+; other errors: $other}"
+ok $([ "$rows" = 30 ] && [ "$groups" = 30 ] && [ $((rows + errors)) = 240 ] && [ -z "$other" ] && echo 0 || echo 1) \
+	"4 sessions of plain INSERTs: one row per group, 23P01 for every other attempt, nothing else lost"
+ok $([ "$(pairs xh)" = 0 ] && echo 0 || echo 1) "no pair within 3 bits in the hamming-constrained table"
+
+# --- 3. kill -9 during inserts --------------------------------------------------
+datadir=$(psql_q -c "SHOW data_directory")
+cat >"$work/crash.sql" <<'EOF'
+\set g random(1000, 1999)
+\set m random(0, 7)
+INSERT INTO xh VALUES (nextval('ids'), :g, nd_member(:g, :m)) ON CONFLICT DO NOTHING;
+EOF
+$PGBENCH -n -c 4 -j 2 -T 60 -f "$work/crash.sql" >"$work/crash.out" 2>&1 &
+bench=$!
+nd_wait_for "count(*) >= 300 FROM xh WHERE grp >= 1000" || echo "# the inserts did not progress"
+pm=$(head -1 "$datadir/postmaster.pid")
+kids=$(pgrep -P "$pm" || true)
+# shellcheck disable=SC2086
+kill -9 "$pm" $kids
+for p in $pm $kids; do
+	while nd_alive "$p"; do sleep 0.1; done
+done
+wait "$bench" || true
+rm -f "/var/run/postgresql/.s.PGSQL.$PGPORT.lock" "/tmp/.s.PGSQL.$PGPORT.lock"
+pg_ctlcluster 15 regress start
+nd_wait_ready
+read -r rows groups <<<"$(psql_q -F' ' -c "SELECT count(*), count(DISTINCT grp) FROM xh WHERE grp >= 1000")"
+check=$(psql_q -c "SELECT 'passed' FROM hamming_check('xh_near', true)" 2>&1 || true)
+near=$(psql -X -At -v VERBOSITY=verbose -c "INSERT INTO xh SELECT nextval('ids'), grp, nd_flip(sh, 1, 3) FROM xh WHERE grp >= 1000 LIMIT 1" 2>&1 || true)
+echo "# after the crash: $rows rows for $groups groups; hamming_check: $check; a near-copy: ${near%%$'\n'*}"
+ok $([ "$rows" = "$groups" ] && [ "$(pairs xh)" = 0 ] && [ "$check" = passed ] && [[ $near == *23P01* ]] && echo 0 || echo 1) \
+	"kill -9 during inserts: after recovery one row per group, no pair within 3 bits, the index sound, near-copies refused"
+
+# --- 4. dump and restore --------------------------------------------------------
+pg_dump -Fc -f "$work/dump" "$PGDATABASE"
+createdb restored
+pg_restore -d restored "$work/dump" 2>"$work/restore.err" || true
+[ -s "$work/restore.err" ] && sed 's/^/# restore: /' "$work/restore.err" | head -5
+cons=$(psql_q -d restored -c "SELECT string_agg(conname || ' ' || pg_get_constraintdef(oid), '; ' ORDER BY conname)
+                               FROM pg_constraint WHERE contype = 'x'")
+echo "# restored: $cons"
+same=$(psql_q -d restored -c "SELECT (SELECT count(*) FROM xh) || ' ' || (SELECT count(*) FROM xg)")
+orig=$(psql_q -c "SELECT (SELECT count(*) FROM xh) || ' ' || (SELECT count(*) FROM xg)")
+near_h=$(psql -X -At -d restored -v VERBOSITY=verbose -c "INSERT INTO xh SELECT -1, grp, nd_flip(sh, 1, 5) FROM xh WHERE sh IS NOT NULL LIMIT 1" 2>&1 || true)
+near_g=$(psql -X -At -d restored -v VERBOSITY=verbose -c "INSERT INTO xg SELECT -1, grp, nd_flip(sh, 1, 5) FROM xg WHERE sh IS NOT NULL LIMIT 1" 2>&1 || true)
+check=$(psql_q -d restored -c "SELECT 'passed' FROM hamming_check('xh_near', true)" 2>&1 || true)
+ok $([[ $cons == *"xh_near EXCLUDE USING hamming (hamming_ball(sh, 3) WITH &&)"* ]] &&
+	[[ $cons == *"xg_near EXCLUDE USING gist (hamming_ball(sh, 3) WITH &&)"* ]] && [ "$same" = "$orig" ] &&
+	[[ $near_h == *23P01* ]] && [[ $near_g == *23P01* ]] && [ "$check" = passed ] && echo 0 || echo 1) \
+	"pg_dump/pg_restore: both constraints restored with every row, and still refuse near-copies"
+echo "1..$n"
+SCRIPT
