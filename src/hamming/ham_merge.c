@@ -13,7 +13,9 @@
  *	   append under the metapage's share lock, so none is still writing to
  *	   a sealed page once the seal is done;
  *	2. writes a new run of the old run's entries and the sealed list's
- *	   (ham_run.c), while scans and inserts go on;
+ *	   (ham_run.c), while scans and inserts go on: only the list's entries
+ *	   are sorted, each table of the old run is read in order and merged
+ *	   with them;
  *	3. points the metapage at the new run, empties `sealed`, and stamps the
  *	   next transaction id as `retired_xid`.
  *
@@ -81,29 +83,6 @@ ham_merge_list(Relation index, HamRunWriter *w, const HamList *list)
 	}
 }
 
-/* Add the entries of a run (read from table 0, whose keys are the codes). */
-static void
-ham_merge_run(Relation index, HamRunWriter *w, BlockNumber header, uint32 epoch)
-{
-	HamRunDir	dir;
-
-	ham_run_dir_open(index, header, epoch, &dir);
-	ham_run_dir_load_table(index, &dir, 0);
-	for (uint32 p = 0; p < dir.ndata[0]; p++)
-	{
-		Buffer		buf = ham_read_page(index, dir.blkno[0][p], HAM_KIND_RUN_DATA, epoch, 0);
-		Page		page;
-		HamPageOpaque opaque;
-
-		page = BufferGetPage(buf);
-		opaque = HamPageGetOpaque(page);
-		for (int i = 0; i < opaque->nentries; i++)
-			ham_run_writer_add(w, HamPageCodes(page)[i], &HamPageTids(page)[i]);
-		UnlockReleaseBuffer(buf);
-		CHECK_FOR_INTERRUPTS();
-	}
-}
-
 /*
  * Merge the pending list into the run.  With `wait` false, returns false at
  * once if another merge or VACUUM holds the merge lock.  *merged: the
@@ -158,10 +137,16 @@ ham_merge(Relation index, bool wait, int64 *merged)
 
 	/* 2. the new run */
 	w = ham_run_writer_begin(index, nblocks, new_epoch, maintenance_work_mem);
-	if (old_header != InvalidBlockNumber)
-		ham_merge_run(index, w, old_header, old_epoch);
 	ham_merge_list(index, w, &sealed);
-	header = ham_run_writer_finish(w, &nentries);
+	if (old_header != InvalidBlockNumber)
+	{
+		HamRunDir	old;
+
+		ham_run_dir_open(index, old_header, old_epoch, &old);
+		header = ham_run_writer_merge(w, &old, &nentries);
+	}
+	else
+		header = ham_run_writer_finish(w, &nentries);
 
 	/* 3. swap */
 	metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);

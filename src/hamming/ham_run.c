@@ -98,21 +98,78 @@ write_page(Relation index, Page image)
 }
 
 /*
- * Write the run; returns its header page, InvalidBlockNumber for a run of
- * no entries (then nothing is written).
+ * A table of an existing run read in key order, page by page: the other
+ * input of a merge, already sorted, so a merge sorts only the new entries.
  */
-BlockNumber
-ham_run_writer_finish(HamRunWriter *w, uint64 *nentries)
+typedef struct HamRunCursor
+{
+	Relation	index;
+	HamRunDir  *dir;
+	int			table;
+	uint32		page;			/* next page to read */
+	int			n;				/* entries of the page in hand */
+	int			pos;
+	uint64		codes[HAM_PAGE_CAPACITY];
+	ItemPointerData tids[HAM_PAGE_CAPACITY];
+} HamRunCursor;
+
+static bool
+cursor_next(HamRunCursor *c, uint64 *key, ItemPointerData *tid)
+{
+	while (c->pos >= c->n)
+	{
+		Buffer		buf;
+		Page		page;
+
+		if (c->dir == NULL || c->page >= c->dir->ndata[c->table])
+			return false;
+		buf = ham_read_page(c->index, c->dir->blkno[c->table][c->page], HAM_KIND_RUN_DATA,
+							c->dir->epoch, c->table);
+		page = BufferGetPage(buf);
+		c->n = HamPageGetOpaque(page)->nentries;
+		memcpy(c->codes, HamPageCodes(page), sizeof(uint64) * c->n);
+		memcpy(c->tids, HamPageTids(page), sizeof(ItemPointerData) * c->n);
+		UnlockReleaseBuffer(buf);
+		c->page++;
+		c->pos = 0;
+	}
+	*key = c->codes[c->pos];
+	*tid = c->tids[c->pos];
+	c->pos++;
+	return true;
+}
+
+static bool
+sorted_next(HamRunWriter *w, int table, uint64 *key, ItemPointerData *tid)
+{
+	bool		isnull;
+
+	if (!tuplesort_gettupleslot(w->sort[table], true, false, w->outslot, NULL))
+		return false;
+	*key = (uint64) DatumGetInt64(slot_getattr(w->outslot, 1, &isnull)) ^ HAM_SIGN_FLIP;
+	*tid = *(ItemPointer) DatumGetPointer(slot_getattr(w->outslot, 2, &isnull));
+	return true;
+}
+
+/*
+ * Write the run: the entries added, merged table by table with the
+ * entries of `old` (NULL: none), which is only read.  Returns the header
+ * page, InvalidBlockNumber for a run of no entries (then nothing is
+ * written).
+ */
+static BlockNumber
+run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
 {
 	int			nblocks = w->layout.nblocks;
 	Page		image = palloc(BLCKSZ);
 	Page		header_image = palloc(BLCKSZ);
 	HamRunHeader *header;
 	HamDirEntry *pagedir;
+	uint64		upper = w->nentries + (old ? old->nentries : 0);
 	uint64		written = 0;
 
-	*nentries = w->nentries;
-	if (w->nentries == 0)
+	*nentries = 0;
+	if (upper == 0)
 	{
 		for (int t = 0; t < nblocks; t++)
 			tuplesort_end(w->sort[t]);
@@ -122,7 +179,6 @@ ham_run_writer_finish(HamRunWriter *w, uint64 *nentries)
 	ham_init_page(header_image, HAM_KIND_RUN_HEADER, w->epoch, 0);
 	header = HamPageGetRunHeader(header_image);
 	header->nblocks = nblocks;
-	header->nentries = w->nentries;
 	header->ndirs = 0;
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PROGRESS_HAMMING_PHASE_SORT);
@@ -130,35 +186,60 @@ ham_run_writer_finish(HamRunWriter *w, uint64 *nentries)
 		tuplesort_performsort(w->sort[t]);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PROGRESS_HAMMING_PHASE_WRITE);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, w->nentries * nblocks);
-	pagedir = palloc(sizeof(HamDirEntry) * (w->nentries / HAM_PAGE_CAPACITY + 1));
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, upper * nblocks);
+	pagedir = palloc(sizeof(HamDirEntry) * (upper / HAM_PAGE_CAPACITY + 1));
 	for (int t = 0; t < nblocks; t++)
 	{
 		HamRunTable *rt = &header->tables[t];
 		uint32		npages = 0;
 		int			n = 0;
+		uint64		count = 0;
 		uint64	   *codes = HamPageCodes(image);
 		ItemPointerData *tids = HamPageTids(image);
-		bool		more = true;
+		HamRunCursor *cur = palloc0(sizeof(HamRunCursor));
+		uint64		newkey = 0,
+					oldkey = 0;
+		ItemPointerData newtid,
+					oldtid;
+		bool		have_new,
+					have_old;
+
+		if (old)
+		{
+			ham_run_dir_load_table(w->index, old, t);
+			cur->index = w->index;
+			cur->dir = old;
+			cur->table = t;
+		}
+		have_new = sorted_next(w, t, &newkey, &newtid);
+		have_old = cursor_next(cur, &oldkey, &oldtid);
 
 		ham_init_page(image, HAM_KIND_RUN_DATA, w->epoch, t);
-		while (more)
+		while (have_new || have_old)
 		{
-			more = tuplesort_gettupleslot(w->sort[t], true, false, w->outslot, NULL);
-			if (more)
+			if (have_old && (!have_new || oldkey <= newkey))
 			{
-				bool		isnull;
-
-				codes[n] = (uint64) DatumGetInt64(slot_getattr(w->outslot, 1, &isnull)) ^ HAM_SIGN_FLIP;
-				tids[n] = *(ItemPointer) DatumGetPointer(slot_getattr(w->outslot, 2, &isnull));
-				n++;
+				codes[n] = oldkey;
+				tids[n] = oldtid;
+				have_old = cursor_next(cur, &oldkey, &oldtid);
 			}
-			if (n == HAM_PAGE_CAPACITY || (!more && n > 0))
+			else
 			{
+				codes[n] = newkey;
+				tids[n] = newtid;
+				have_new = sorted_next(w, t, &newkey, &newtid);
+			}
+			n++;
+			if (n == HAM_PAGE_CAPACITY || (!have_new && !have_old))
+			{
+				if (npages > upper / HAM_PAGE_CAPACITY)
+					elog(ERROR, "run of index \"%s\" has more entries than it was given",
+						 RelationGetRelationName(w->index));
 				HamPageGetOpaque(image)->nentries = n;
 				pagedir[npages].first = (uint32) (codes[0] >> 32);
 				pagedir[npages].blkno = write_page(w->index, image);
 				npages++;
+				count += n;
 				written += n;
 				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, written);
 				ham_init_page(image, HAM_KIND_RUN_DATA, w->epoch, t);
@@ -167,6 +248,13 @@ ham_run_writer_finish(HamRunWriter *w, uint64 *nentries)
 			}
 		}
 		tuplesort_end(w->sort[t]);
+		pfree(cur);
+
+		if (t == 0)
+			*nentries = count;
+		else if (count != *nentries)
+			elog(ERROR, "table %d of the new run of index \"%s\" has " UINT64_FORMAT " entries, table 0 " UINT64_FORMAT,
+				 t, RelationGetRelationName(w->index), count, *nentries);
 
 		/* the directory of the table */
 		rt->ndata = npages;
@@ -191,7 +279,32 @@ ham_run_writer_finish(HamRunWriter *w, uint64 *nentries)
 			rt->ndir++;
 		}
 	}
+	header->nentries = *nentries;
 	return write_page(w->index, header_image);
+}
+
+/* Write the run of the entries added (the index build). */
+BlockNumber
+ham_run_writer_finish(HamRunWriter *w, uint64 *nentries)
+{
+	return run_writer_finish(w, NULL, nentries);
+}
+
+/*
+ * Write a run of the entries added and those of the run `old` (a merge):
+ * only the added entries are sorted; each table of `old` is read in order
+ * and merged with them.
+ */
+BlockNumber
+ham_run_writer_merge(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
+{
+	if ((int) old->header->nblocks != w->layout.nblocks)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has a run of %u tables, its metapage says %d",
+						RelationGetRelationName(w->index), old->header->nblocks,
+						w->layout.nblocks)));
+	return run_writer_finish(w, old, nentries);
 }
 
 /* Read a run's header; the tables' directories are loaded when needed. */

@@ -42,7 +42,7 @@ ham_init_reloptions(void)
 	ham_relopt_tab[0].opttype = RELOPT_TYPE_INT;
 	ham_relopt_tab[0].offset = offsetof(HamOptions, blocks);
 	add_int_reloption(ham_relopt_kind, "pending_limit",
-					  "Size in kB of the pending list that makes an insert merge it into the run (-1: 4096)",
+					  "Size in kB of the pending list that makes an insert merge it into the run (-1: 1024)",
 					  -1, -1, MAX_KILOBYTES, ShareUpdateExclusiveLock);
 	ham_relopt_tab[1].optname = "pending_limit";
 	ham_relopt_tab[1].opttype = RELOPT_TYPE_INT;

@@ -183,7 +183,7 @@ typedef struct HamOptions
 	int			pending_limit;	/* kB; -1: the default */
 } HamOptions;
 
-#define HAM_DEFAULT_PENDING_LIMIT_KB	4096
+#define HAM_DEFAULT_PENDING_LIMIT_KB	1024
 
 /* Build phases in pg_stat_progress_create_index (1 is "initializing") */
 #define PROGRESS_HAMMING_PHASE_SORT		2
@@ -256,6 +256,7 @@ extern HamRunWriter *ham_run_writer_begin(Relation index, int nblocks, uint32 ep
 										  int work_mem_kb);
 extern void ham_run_writer_add(HamRunWriter *w, uint64 code, ItemPointer tid);
 extern BlockNumber ham_run_writer_finish(HamRunWriter *w, uint64 *nentries);
+extern BlockNumber ham_run_writer_merge(HamRunWriter *w, HamRunDir *old, uint64 *nentries);
 extern void ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch,
 							 HamRunDir *dir);
 extern void ham_run_dir_load_table(Relation index, HamRunDir *dir, int table);
