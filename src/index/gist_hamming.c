@@ -69,24 +69,29 @@ simhash64_gist_key_out(PG_FUNCTION_ARGS)
 							   (unsigned long long) key->any));
 }
 
+/* The leaf entry of one code: its key is the code's bit range. */
+static GISTENTRY *
+leaf_entry(GISTENTRY *entry, uint64 code)
+{
+	GISTENTRY  *retval = palloc(sizeof(GISTENTRY));
+	nd_bitrange *key = palloc(sizeof(nd_bitrange));
+
+	*key = nd_bitrange_of(code);
+	gistentryinit(*retval, PointerGetDatum(key), entry->rel, entry->page,
+				  entry->offset, false);
+	return retval;
+}
+
 PG_FUNCTION_INFO_V1(gist_simhash64_compress);
 Datum
 gist_simhash64_compress(PG_FUNCTION_ARGS)
 {
 	GISTENTRY  *entry = (GISTENTRY *) PG_GETARG_POINTER(0);
-	GISTENTRY  *retval;
-	nd_bitrange *key;
 
 	/* Inner keys come from union and are stored as they are */
 	if (!entry->leafkey)
 		PG_RETURN_POINTER(entry);
-
-	key = palloc(sizeof(nd_bitrange));
-	*key = nd_bitrange_of(DatumGetSimhash64(entry->key));
-	retval = palloc(sizeof(GISTENTRY));
-	gistentryinit(*retval, PointerGetDatum(key), entry->rel, entry->page,
-				  entry->offset, false);
-	PG_RETURN_POINTER(retval);
+	PG_RETURN_POINTER(leaf_entry(entry, DatumGetSimhash64(entry->key)));
 }
 
 /*
@@ -99,18 +104,10 @@ Datum
 gist_hamming_ball_compress(PG_FUNCTION_ARGS)
 {
 	GISTENTRY  *entry = (GISTENTRY *) PG_GETARG_POINTER(0);
-	GISTENTRY  *retval;
-	nd_bitrange *key;
 
 	if (!entry->leafkey)
 		PG_RETURN_POINTER(entry);
-
-	key = palloc(sizeof(nd_bitrange));
-	*key = nd_bitrange_of(DatumGetHammingBallP(entry->key)->center);
-	retval = palloc(sizeof(GISTENTRY));
-	gistentryinit(*retval, PointerGetDatum(key), entry->rel, entry->page,
-				  entry->offset, false);
-	PG_RETURN_POINTER(retval);
+	PG_RETURN_POINTER(leaf_entry(entry, DatumGetHammingBallP(entry->key)->center));
 }
 
 /* Index-only scans: a leaf key gives back its code. */
