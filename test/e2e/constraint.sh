@@ -130,19 +130,13 @@ EOF
 $PGBENCH -n -c 4 -j 2 -T 60 -f "$work/crash.sql" >"$work/crash.out" 2>&1 &
 bench=$!
 nd_wait_for "count(*) >= 300 FROM xh WHERE grp >= 1000" || echo "# the inserts did not progress"
-pm=$(head -1 "$datadir/postmaster.pid")
-kids=$(pgrep -P "$pm" || true)
-# shellcheck disable=SC2086
-kill -9 "$pm" $kids
-for p in $pm $kids; do
-	while nd_alive "$p"; do sleep 0.1; done
-done
+nd_kill_cluster "$datadir"
 wait "$bench" || true
-rm -f "/var/run/postgresql/.s.PGSQL.$PGPORT.lock" "/tmp/.s.PGSQL.$PGPORT.lock"
+echo "# killed $nd_killed"
 pg_ctlcluster 15 regress start
 nd_wait_ready
 read -r rows groups <<<"$(psql_q -F' ' -c "SELECT count(*), count(DISTINCT grp) FROM xh WHERE grp >= 1000")"
-check=$(psql_q -c "SELECT 'passed' FROM hamming_check('xh_near', true)" 2>&1 || true)
+check=$(nd_ham_check xh_near)
 near=$(psql -X -At -v VERBOSITY=verbose -c "INSERT INTO xh SELECT nextval('ids'), grp, nd_flip(sh, 1, 3) FROM xh WHERE grp >= 1000 LIMIT 1" 2>&1 || true)
 echo "# after the crash: $rows rows for $groups groups; hamming_check: $check; a near-copy: ${near%%$'\n'*}"
 ok $([ "$rows" = "$groups" ] && [ "$(pairs xh)" = 0 ] && [ "$check" = passed ] && [[ $near == *23P01* ]] && echo 0 || echo 1) \
@@ -160,7 +154,7 @@ same=$(psql_q -d restored -c "SELECT (SELECT count(*) FROM xh) || ' ' || (SELECT
 orig=$(psql_q -c "SELECT (SELECT count(*) FROM xh) || ' ' || (SELECT count(*) FROM xg)")
 near_h=$(psql -X -At -d restored -v VERBOSITY=verbose -c "INSERT INTO xh SELECT -1, grp, nd_flip(sh, 1, 5) FROM xh WHERE sh IS NOT NULL LIMIT 1" 2>&1 || true)
 near_g=$(psql -X -At -d restored -v VERBOSITY=verbose -c "INSERT INTO xg SELECT -1, grp, nd_flip(sh, 1, 5) FROM xg WHERE sh IS NOT NULL LIMIT 1" 2>&1 || true)
-check=$(psql_q -d restored -c "SELECT 'passed' FROM hamming_check('xh_near', true)" 2>&1 || true)
+check=$(nd_ham_check xh_near true restored)
 ok $([[ $cons == *"xh_near EXCLUDE USING hamming (hamming_ball(sh, 3) WITH &&)"* ]] &&
 	[[ $cons == *"xg_near EXCLUDE USING gist (hamming_ball(sh, 3) WITH &&)"* ]] && [ "$same" = "$orig" ] &&
 	[[ $near_h == *23P01* ]] && [[ $near_g == *23P01* ]] && [ "$check" = passed ] && echo 0 || echo 1) \

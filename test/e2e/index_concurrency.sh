@@ -82,7 +82,12 @@ COMMIT;
 EOF
 # Query codes: a cluster center moved by 0..6 bits (what the planted rows
 # are near), or the code of some row.
-cat >"$work/check_gist.sql" <<'EOF'
+# knn_check_script TABLE KIND: the check of an index that answers radius
+# and KNN queries (GiST, hamming) on TABLE, logged as 'KIND radius' and
+# 'KIND knn'.
+knn_check_script() {
+	local t=$1 kind=$2
+	cat <<EOF
 \set c random(0, 199)
 \set k random(0, 6)
 \set s random(0, 63)
@@ -90,42 +95,23 @@ cat >"$work/check_gist.sql" <<'EOF'
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SET LOCAL enable_seqscan = off;
 SET LOCAL enable_bitmapscan = off;
-INSERT INTO obs SELECT txid_current(), 'gist radius', 'index', coalesce(array_agg(id ORDER BY id), '{}')::text
-    FROM cg WHERE sh <~> nd_flip(nd_center(:c), :k, :s) <= :r;
-INSERT INTO obs SELECT txid_current(), 'gist knn', 'index', array_agg(d)::text
-    FROM (SELECT sh <~> nd_flip(nd_center(:c), :k, :s) AS d FROM cg ORDER BY sh <~> nd_flip(nd_center(:c), :k, :s) LIMIT 12) s;
+INSERT INTO obs SELECT txid_current(), '$kind radius', 'index', coalesce(array_agg(id ORDER BY id), '{}')::text
+    FROM $t WHERE sh <~> nd_flip(nd_center(:c), :k, :s) <= :r;
+INSERT INTO obs SELECT txid_current(), '$kind knn', 'index', array_agg(d)::text
+    FROM (SELECT sh <~> nd_flip(nd_center(:c), :k, :s) AS d FROM $t ORDER BY sh <~> nd_flip(nd_center(:c), :k, :s) LIMIT 12) s;
 SET LOCAL enable_seqscan = on;
 SET LOCAL enable_indexscan = off;
 SET LOCAL enable_indexonlyscan = off;
-INSERT INTO obs SELECT txid_current(), 'gist radius', 'seq', coalesce(array_agg(id ORDER BY id), '{}')::text
-    FROM cg WHERE bit_count((sh::bigint # (SELECT nd_flip(nd_center(:c), :k, :s))::bigint)::bit(64)) <= :r;
-INSERT INTO obs SELECT txid_current(), 'gist knn', 'seq', array_agg(d ORDER BY d)::text
+INSERT INTO obs SELECT txid_current(), '$kind radius', 'seq', coalesce(array_agg(id ORDER BY id), '{}')::text
+    FROM $t WHERE bit_count((sh::bigint # (SELECT nd_flip(nd_center(:c), :k, :s))::bigint)::bit(64)) <= :r;
+INSERT INTO obs SELECT txid_current(), '$kind knn', 'seq', array_agg(d ORDER BY d)::text
     FROM (SELECT bit_count((sh::bigint # (SELECT nd_flip(nd_center(:c), :k, :s))::bigint)::bit(64))::int AS d
-          FROM cg WHERE sh IS NOT NULL ORDER BY 1 LIMIT 12) s;
+          FROM $t WHERE sh IS NOT NULL ORDER BY 1 LIMIT 12) s;
 COMMIT;
 EOF
-cat >"$work/check_ham.sql" <<'EOF'
-\set c random(0, 199)
-\set k random(0, 6)
-\set s random(0, 63)
-\set r random(0, 8)
-BEGIN ISOLATION LEVEL REPEATABLE READ;
-SET LOCAL enable_seqscan = off;
-SET LOCAL enable_bitmapscan = off;
-INSERT INTO obs SELECT txid_current(), 'ham radius', 'index', coalesce(array_agg(id ORDER BY id), '{}')::text
-    FROM ch WHERE sh <~> nd_flip(nd_center(:c), :k, :s) <= :r;
-INSERT INTO obs SELECT txid_current(), 'ham knn', 'index', array_agg(d)::text
-    FROM (SELECT sh <~> nd_flip(nd_center(:c), :k, :s) AS d FROM ch ORDER BY sh <~> nd_flip(nd_center(:c), :k, :s) LIMIT 12) s;
-SET LOCAL enable_seqscan = on;
-SET LOCAL enable_indexscan = off;
-SET LOCAL enable_indexonlyscan = off;
-INSERT INTO obs SELECT txid_current(), 'ham radius', 'seq', coalesce(array_agg(id ORDER BY id), '{}')::text
-    FROM ch WHERE bit_count((sh::bigint # (SELECT nd_flip(nd_center(:c), :k, :s))::bigint)::bit(64)) <= :r;
-INSERT INTO obs SELECT txid_current(), 'ham knn', 'seq', array_agg(d ORDER BY d)::text
-    FROM (SELECT bit_count((sh::bigint # (SELECT nd_flip(nd_center(:c), :k, :s))::bigint)::bit(64))::int AS d
-          FROM ch WHERE sh IS NOT NULL ORDER BY 1 LIMIT 12) s;
-COMMIT;
-EOF
+}
+knn_check_script cg gist >"$work/check_gist.sql"
+knn_check_script ch ham >"$work/check_ham.sql"
 cat >"$work/check_gin.sql" <<'EOF'
 \set c random(0, 199)
 \set k random(0, 6)
@@ -243,7 +229,7 @@ echo "# hamming merges since the build: $(psql_q -c "SELECT get_byte(m, 136) + 2
 nd_check_ok "GiST after the run: index scans = sequential scan" cg cg_gist
 nd_check_ok "GIN after the run: index scans = sequential scan" cn cn_gin
 nd_check_ok "hamming after the run: index scans = sequential scan" ch ch_ham
-out=$(psql_q -c "SELECT 'passed' FROM hamming_check('ch_ham', true)" 2>&1 || true)
+out=$(nd_ham_check ch_ham)
 ok $([ "$out" = passed ] && echo 0 || echo 1) "hamming after the run: hamming_check passes ($out)"
 psql_q -c "VACUUM cg" -c "VACUUM cn" -c "VACUUM ch"
 nd_check_ok "GiST after VACUUM: index scans = sequential scan" cg cg_gist

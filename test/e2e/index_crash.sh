@@ -92,21 +92,10 @@ check_indexes() {
 start_inserter $((INITIAL + 1))
 nd_wait_for "count(*) >= $((INITIAL + 20 * BATCH)) FROM t" || echo "# the load did not progress"
 before=$(psql_q -c "SELECT count(*) FROM t")
-pm=$(head -1 "$datadir/postmaster.pid")
-kids=$(pgrep -P "$pm" || true)
-# shellcheck disable=SC2086
-kill -9 "$pm" $kids
-for p in $pm $kids; do
-	while nd_alive "$p"; do sleep 0.1; done
-done
+nd_kill_cluster "$datadir"
 wait "$inserter" || true
-echo "# killed the postmaster ($pm) and $(echo $kids | wc -w) processes with $before rows committed; the inserting psql exited with $(cat "$work/rc")"
+echo "# killed $nd_killed with $before rows committed; the inserting psql exited with $(cat "$work/rc")"
 ok $(( $(cat "$work/rc") != 0 ? 0 : 1 )) "crash 1: the load was interrupted"
-# A killed postmaster may linger as a zombie (nothing here reaps it) and
-# its pid still answer kill(pid, 0): remove its lock files, as a reboot
-# would.  The data directory's postmaster.pid is left for pg_ctlcluster to
-# judge.
-rm -f "/var/run/postgresql/.s.PGSQL.$PGPORT.lock" "/tmp/.s.PGSQL.$PGPORT.lock"
 loglines=$(wc -l <"$logfile")
 pg_ctlcluster 15 regress start
 nd_wait_ready

@@ -43,14 +43,8 @@ for t in t0 d1 d2 d3 d4; do
 		-c "INSERT INTO $t SELECT i, nd_row_code(i) FROM generate_series(30001, 30600) i"
 done
 
-# check INDEX [HEAPALLINDEXED]: hamming_check's verbose outcome, one line.
-check() {
-	psql -X -At -v VERBOSITY=verbose -c "SELECT 'passed' FROM hamming_check('$1', ${2:-true})" 2>&1 |
-		tr '\n' ' ' | sed 's/ *$//' || true
-}
-
 for t in t0 d1 d2 d3 d4; do
-	out=$(check ${t}_ham)
+	out=$(nd_ham_check ${t}_ham)
 	[ "$out" = passed ] || echo "# $out"
 	ok $([ "$out" = passed ] && echo 0 || echo 1) "$t: a sound index passes hamming_check (heapallindexed)"
 done
@@ -66,7 +60,7 @@ psql -X -q -f "$work/load.sql" >/dev/null 2>&1 &
 inserter=$!
 fails=0
 for ((i = 0; i < 20; i++)); do
-	out=$(check t0_ham)
+	out=$(nd_ham_check t0_ham)
 	[ "$out" = passed ] || { fails=$((fails + 1)); echo "# $out"; }
 done
 kill "$inserter" 2>/dev/null || true
@@ -74,7 +68,7 @@ wait "$inserter" 2>/dev/null || true
 inserter=
 echo "# 20 checks while inserting; rows now: $(psql_q -c "SELECT count(*) FROM t0")"
 ok $fails "hamming_check passes while another session inserts (and the pending list merges)"
-out=$(check t0_ham)
+out=$(nd_ham_check t0_ham)
 ok $([ "$out" = passed ] && echo 0 || echo 1) "t0: passes after the inserts"
 
 # --- damage -------------------------------------------------------------------
@@ -159,13 +153,13 @@ ok $edits "four pages damaged on disk, server restarted"
 # XX002 and a message matching PATTERN.
 expect() {
 	local out
-	out=$(check "$2" "$3")
+	out=$(nd_ham_check "$2" "$3")
 	echo "# $2: $out" | cut -c1-300
 	ok $([[ $out == *"ERROR:  XX002: "* && $out =~ $4 ]] && echo 0 || echo 1) "$1"
 }
 expect "d1: keys out of order are reported" d1_ham false "keys of table 1 descend"
 expect "d2: a table that differs from table 0 is reported" d2_ham false "table 2 does not hold the entries of table 0"
-out=$(check d3_ham false)
+out=$(nd_ham_check d3_ham false)
 ok $([ "$out" = passed ] && echo 0 || echo 1) "d3: a lost entry leaves the structure sound (without heapallindexed: $out)"
 expect "d3: the row without an entry is reported by heapallindexed" d3_ham true "heap tuple \([0-9]+,[0-9]+\) from table \"d3\" lacks its entry in index \"d3_ham\""
 n_idx=$(psql_q -c "SET enable_seqscan = off" -c "SET enable_bitmapscan = off" \
@@ -175,7 +169,7 @@ n_seq=$(psql_q -c "SET enable_indexscan = off" -c "SET enable_bitmapscan = off" 
 echo "# rows of code $lost_code: index scan $n_idx, sequential scan $n_seq"
 ok $([ "$n_idx" -lt "$n_seq" ] && echo 0 || echo 1) "d3: the damage is real: an index scan misses the row"
 expect "d4: a page of the wrong kind is reported" d4_ham false "page ${blk[4]} is not what the scan expected"
-out=$(check t0_ham)
+out=$(nd_ham_check t0_ham)
 ok $([ "$out" = passed ] && echo 0 || echo 1) "t0: the undamaged index still passes"
 echo "1..$n"
 SCRIPT

@@ -10,6 +10,14 @@ ok() {
 }
 psql_q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
+# nd_ham_check INDEX [HEAPALLINDEXED [DATABASE]]: hamming_check()'s outcome
+# on one line: "passed", or the error (verbose: with its SQLSTATE).
+nd_ham_check() {
+	psql -X -At -v VERBOSITY=verbose ${3:+-d "$3"} \
+		-c "SELECT 'passed' FROM hamming_check('$1', ${2:-true})" 2>&1 |
+		tr '\n' ' ' | sed 's/ *$//' || true
+}
+
 # Creates the extension and the helpers of index_check.sql in database
 # ${1:-$PGDATABASE}.
 nd_setup_db() {
@@ -55,6 +63,26 @@ nd_wait_for() {
 		sleep 0.1
 	done
 	return 1
+}
+
+# nd_kill_cluster DATADIR: kill -9 of the postmaster and all its children,
+# until none is left; then its lock files are removed, as a reboot would
+# (a killed postmaster may linger as a zombie, which nothing here reaps,
+# and its pid still answer kill(pid, 0)); the data directory's
+# postmaster.pid is left for pg_ctlcluster to judge.  Sets nd_killed to
+# what was killed, for the log.
+nd_kill_cluster() {
+	local pm kids p
+	pm=$(head -1 "$1/postmaster.pid")
+	kids=$(pgrep -P "$pm" || true)
+	# shellcheck disable=SC2086
+	kill -9 "$pm" $kids
+	for p in $pm $kids; do
+		while nd_alive "$p"; do sleep 0.1; done
+	done
+	rm -f "/var/run/postgresql/.s.PGSQL.$PGPORT.lock" "/tmp/.s.PGSQL.$PGPORT.lock"
+	# shellcheck disable=SC2086
+	nd_killed="the postmaster ($pm) and $(echo $kids | wc -w) processes"
 }
 
 # nd_wait_ready [TRIES]: until the server accepts connections.
