@@ -111,7 +111,7 @@ ham_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.writer = ham_run_writer_begin(index, nblocks, epoch, maintenance_work_mem);
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   ham_build_callback, (void *) &bs, NULL);
-	header = ham_run_writer_finish(bs.writer, &nentries);
+	header = ham_run_writer_finish(bs.writer, NULL, &nentries);
 	if (header != InvalidBlockNumber)
 		ham_set_run(index, header, epoch, nentries);
 

@@ -61,26 +61,14 @@ ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming)
 	return vacuuming || pending >= (uint64) ham_pending_limit_entries(index);
 }
 
-/* Add the entries of a list to the writer. */
+/* Add the entries of a list page to the writer (ham_list_walk). */
 static void
-ham_merge_list(Relation index, HamRunWriter *w, const HamList *list)
+ham_merge_list_page(Page page, void *arg)
 {
-	BlockNumber blkno = list->head;
+	HamRunWriter *w = (HamRunWriter *) arg;
 
-	while (blkno != InvalidBlockNumber)
-	{
-		Buffer		buf = ham_read_page(index, blkno, HAM_KIND_LIST, list->epoch, -1);
-		Page		page;
-		HamPageOpaque opaque;
-
-		page = BufferGetPage(buf);
-		opaque = HamPageGetOpaque(page);
-		for (int i = 0; i < opaque->nentries; i++)
-			ham_run_writer_add(w, HamPageCodes(page)[i], &HamPageTids(page)[i]);
-		blkno = opaque->next;
-		UnlockReleaseBuffer(buf);
-		CHECK_FOR_INTERRUPTS();
-	}
+	for (int i = 0; i < HamPageGetOpaque(page)->nentries; i++)
+		ham_run_writer_add(w, HamPageCodes(page)[i], &HamPageTids(page)[i]);
 }
 
 /*
@@ -100,6 +88,7 @@ ham_merge(Relation index, bool wait, int64 *merged)
 	int			nblocks;
 	HamList		sealed;
 	HamRunWriter *w;
+	HamRunDir	old;
 	BlockNumber header;
 	uint64		nentries;
 
@@ -137,16 +126,10 @@ ham_merge(Relation index, bool wait, int64 *merged)
 
 	/* 2. the new run */
 	w = ham_run_writer_begin(index, nblocks, new_epoch, maintenance_work_mem);
-	ham_merge_list(index, w, &sealed);
+	ham_list_walk(index, &sealed, ham_merge_list_page, w);
 	if (old_header != InvalidBlockNumber)
-	{
-		HamRunDir	old;
-
 		ham_run_dir_open(index, old_header, old_epoch, &old);
-		header = ham_run_writer_merge(w, &old, &nentries);
-	}
-	else
-		header = ham_run_writer_finish(w, &nentries);
+	header = ham_run_writer_finish(w, old_header != InvalidBlockNumber ? &old : NULL, &nentries);
 
 	/* 3. swap */
 	metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);

@@ -152,13 +152,14 @@ sorted_next(HamRunWriter *w, int table, uint64 *key, ItemPointerData *tid)
 }
 
 /*
- * Write the run: the entries added, merged table by table with the
- * entries of `old` (NULL: none), which is only read.  Returns the header
+ * Write the run: the entries added (the index build), merged table by
+ * table with the entries of the run `old` (a merge; NULL: none), which is
+ * only read -- so a merge sorts only what it adds.  Returns the header
  * page, InvalidBlockNumber for a run of no entries (then nothing is
  * written).
  */
-static BlockNumber
-run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
+BlockNumber
+ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
 {
 	int			nblocks = w->layout.nblocks;
 	Page		image = palloc(BLCKSZ);
@@ -168,6 +169,11 @@ run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
 	uint64		upper = w->nentries + (old ? old->nentries : 0);
 	uint64		written = 0;
 
+	if (old && (int) old->header->nblocks != nblocks)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has a run of %u tables, its metapage says %d",
+						RelationGetRelationName(w->index), old->header->nblocks, nblocks)));
 	*nentries = 0;
 	if (upper == 0)
 	{
@@ -281,30 +287,6 @@ run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
 	}
 	header->nentries = *nentries;
 	return write_page(w->index, header_image);
-}
-
-/* Write the run of the entries added (the index build). */
-BlockNumber
-ham_run_writer_finish(HamRunWriter *w, uint64 *nentries)
-{
-	return run_writer_finish(w, NULL, nentries);
-}
-
-/*
- * Write a run of the entries added and those of the run `old` (a merge):
- * only the added entries are sorted; each table of `old` is read in order
- * and merged with them.
- */
-BlockNumber
-ham_run_writer_merge(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
-{
-	if ((int) old->header->nblocks != w->layout.nblocks)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has a run of %u tables, its metapage says %d",
-						RelationGetRelationName(w->index), old->header->nblocks,
-						w->layout.nblocks)));
-	return run_writer_finish(w, old, nentries);
 }
 
 /* Read a run's header; the tables' directories are loaded when needed. */

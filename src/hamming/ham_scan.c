@@ -350,34 +350,21 @@ ham_canreturn(Relation index, int attno)
 	return attno == 1 && !ham_indexes_balls(index);
 }
 
-/* The entries of a list (pending or sealed) within max_radius. */
+/* The entries of a page of a list (pending or sealed) within max_radius. */
 static void
-ham_scan_list(IndexScanDesc scan, const HamList *list)
+ham_scan_list_page(Page page, void *arg)
 {
-	HamScanOpaque so = (HamScanOpaque) scan->opaque;
-	BlockNumber blkno = list->head;
+	HamScanOpaque so = (HamScanOpaque) arg;
+	uint64	   *codes = HamPageCodes(page);
 	uint8		dist[HAM_PAGE_CAPACITY];
 	uint32		idx[HAM_PAGE_CAPACITY];
+	size_t		k;
 
-	while (blkno != InvalidBlockNumber)
-	{
-		Buffer		buf = ham_read_page(scan->indexRelation, blkno, HAM_KIND_LIST, list->epoch, -1);
-		Page		page;
-		HamPageOpaque opaque;
-		uint64	   *codes;
-		size_t		k;
-
-		page = BufferGetPage(buf);
-		opaque = HamPageGetOpaque(page);
-		codes = HamPageCodes(page);
-		k = nd_hamming_within(codes, opaque->nentries, so->center, so->max_radius, idx, dist);
-		for (size_t j = 0; j < k; j++)
-			if (ham_filters_pass(so, codes[idx[j]]))
-				ham_found(so, so->list, dist[j], &HamPageTids(page)[idx[j]], codes[idx[j]]);
-		blkno = opaque->next;
-		UnlockReleaseBuffer(buf);
-		CHECK_FOR_INTERRUPTS();
-	}
+	k = nd_hamming_within(codes, HamPageGetOpaque(page)->nentries, so->center, so->max_radius,
+						  idx, dist);
+	for (size_t j = 0; j < k; j++)
+		if (ham_filters_pass(so, codes[idx[j]]))
+			ham_found(so, so->list, dist[j], &HamPageTids(page)[idx[j]], codes[idx[j]]);
 }
 
 /* Cost of MIH step t, in probes (HAM_COST_*). */
@@ -432,9 +419,9 @@ ham_scan_start(IndexScanDesc scan)
 		so->flat_cost = (double) so->dir.ndata[0] * HAM_COST_FLAT_PAGE;
 	}
 
-	ham_scan_list(scan, &so->snap.pending);
+	ham_list_walk(scan->indexRelation, &so->snap.pending, ham_scan_list_page, so);
 	if (so->snap.sealed.head != InvalidBlockNumber)
-		ham_scan_list(scan, &so->snap.sealed);
+		ham_list_walk(scan->indexRelation, &so->snap.sealed, ham_scan_list_page, so);
 }
 
 static void
@@ -652,27 +639,21 @@ ham_advance(IndexScanDesc scan)
 }
 
 static void
+ham_load_nulls_page(Page page, void *arg)
+{
+	HamScanOpaque so = (HamScanOpaque) arg;
+
+	for (int i = 0; i < HamPageGetOpaque(page)->nentries; i++)
+		ham_level_add(so, &so->nulls, &HamPageTids(page)[i], 0);
+}
+
+static void
 ham_load_nulls(IndexScanDesc scan)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
-	BlockNumber blkno = so->snap.nulls.head;
 
 	so->nulls_loaded = true;
-	while (blkno != InvalidBlockNumber)
-	{
-		Buffer		buf = ham_read_page(scan->indexRelation, blkno, HAM_KIND_LIST,
-										so->snap.nulls.epoch, -1);
-		Page		page;
-		HamPageOpaque opaque;
-
-		page = BufferGetPage(buf);
-		opaque = HamPageGetOpaque(page);
-		for (int i = 0; i < opaque->nentries; i++)
-			ham_level_add(so, &so->nulls, &HamPageTids(page)[i], 0);
-		blkno = opaque->next;
-		UnlockReleaseBuffer(buf);
-		CHECK_FOR_INTERRUPTS();
-	}
+	ham_list_walk(scan->indexRelation, &so->snap.nulls, ham_load_nulls_page, so);
 }
 
 bool

@@ -481,6 +481,27 @@ hamming_handler(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Visit every page of a list (pending, sealed or nulls), head to tail,
+ * pages appended meanwhile included.
+ */
+void
+ham_list_walk(Relation index, const HamList *list, HamListVisit visit, void *arg)
+{
+	BlockNumber blkno = list->head;
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = ham_read_page(index, blkno, HAM_KIND_LIST, list->epoch, -1);
+		Page		page = BufferGetPage(buf);
+
+		visit(page, arg);
+		blkno = HamPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
  * Open an index given to one of the SQL functions: it must be a hamming
  * index the user owns (as VACUUM and gin_clean_pending_list require).
  */

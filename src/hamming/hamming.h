@@ -231,6 +231,10 @@ extern int	ham_option_blocks(Relation index);
 extern bool ham_indexes_balls(Relation index);
 extern void ham_list_append(Relation index, int which, uint64 code, ItemPointer tid,
 							HamSnapshot *snap);
+
+/* Called with each page of a list, share-locked */
+typedef void (*HamListVisit) (Page page, void *arg);
+extern void ham_list_walk(Relation index, const HamList *list, HamListVisit visit, void *arg);
 extern bytea *ham_options(Datum reloptions, bool validate);
 extern Relation ham_open_index(Oid indexoid, LOCKMODE lockmode);
 extern void ham_buildempty(Relation index);
@@ -255,8 +259,7 @@ typedef struct HamRunWriter HamRunWriter;
 extern HamRunWriter *ham_run_writer_begin(Relation index, int nblocks, uint32 epoch,
 										  int work_mem_kb);
 extern void ham_run_writer_add(HamRunWriter *w, uint64 code, ItemPointer tid);
-extern BlockNumber ham_run_writer_finish(HamRunWriter *w, uint64 *nentries);
-extern BlockNumber ham_run_writer_merge(HamRunWriter *w, HamRunDir *old, uint64 *nentries);
+extern BlockNumber ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries);
 extern void ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch,
 							 HamRunDir *dir);
 extern void ham_run_dir_load_table(Relation index, HamRunDir *dir, int table);

@@ -141,6 +141,10 @@ gist_simhash64_consistent(PG_FUNCTION_ARGS)
 	*recheck = false;
 	switch (strategy)
 	{
+		case SH_STRATEGY_COLLIDES:
+			/* the centers within the query's radius, as <@ finds them */
+			*recheck = GIST_LEAF(entry);
+			/* FALLTHROUGH */
 		case SH_STRATEGY_WITHIN:
 			{
 				HammingBall *ball = PG_GETARG_HAMMING_BALL_P(1);
@@ -149,13 +153,6 @@ gist_simhash64_consistent(PG_FUNCTION_ARGS)
 			}
 		case SH_STRATEGY_EQUAL:
 			PG_RETURN_BOOL(nd_bitrange_lower_bound(key, PG_GETARG_SIMHASH64(1)) == 0);
-		case SH_STRATEGY_COLLIDES:
-			{
-				HammingBall *ball = PG_GETARG_HAMMING_BALL_P(1);
-
-				*recheck = GIST_LEAF(entry);
-				PG_RETURN_BOOL(nd_bitrange_lower_bound(key, ball->center) <= ball->radius);
-			}
 		default:
 			elog(ERROR, "unrecognized strategy number: %d", strategy);
 	}
