@@ -622,6 +622,42 @@ CREATE OPERATOR CLASS @extschema@.hamming_ball_hamming_ops
 
 -- ===== end section: near-duplicate exclusion constraint =====
 
+-- ===== section: simhash at a Jaccard threshold (src/core/nd_simhash_radius.c, src/fingerprint/simhash_radius.c, doc/fingerprints.md) =====
+
+-- The radius at which SimHash finds the pairs of a Jaccard similarity with
+-- a chosen probability, by Charikar's model (nd_simhash_radius.h).
+CREATE FUNCTION @extschema@.simhash_radius(threshold pg_catalog.float8,
+                                           recall pg_catalog.float8 DEFAULT 0.99)
+RETURNS pg_catalog.int4
+AS 'MODULE_PATHNAME', 'nd_simhash_radius_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.simhash_recall(threshold pg_catalog.float8, radius pg_catalog.int4)
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'nd_simhash_recall_sql'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- "doc is at least threshold similar to query_doc": candidates within the
+-- radius (by default simhash_radius(threshold), recall 0.99) from an index
+-- on sh, then the exact Jaccard of the texts.  A SQL function, so that the
+-- planner inlines it and within() becomes an index condition; hence not
+-- STRICT.  The shingle parameters must be those sh was made with.
+CREATE FUNCTION @extschema@.simhash_similar_exact(sh @extschema@.simhash64, query @extschema@.simhash64,
+                                                  doc pg_catalog.text, query_doc pg_catalog.text,
+                                                  threshold pg_catalog.float8,
+                                                  radius pg_catalog.int4 DEFAULT NULL,
+                                                  shingle pg_catalog.int4 DEFAULT 3,
+                                                  unit pg_catalog.text DEFAULT 'word',
+                                                  seed pg_catalog.int8 DEFAULT 0)
+RETURNS pg_catalog.bool
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+SELECT @extschema@.within(sh, query, COALESCE(radius, @extschema@.simhash_radius(threshold)))
+       AND @extschema@.jaccard(doc, query_doc, shingle, unit, seed) OPERATOR(pg_catalog.>=) threshold
+$$;
+
+-- ===== end section: simhash at a Jaccard threshold =====
+
 -- ===== section: comments (psql help for every member; sql/17_catalog lists any without) =====
 
 COMMENT ON CAST (pg_catalog.int8 AS @extschema@.simhash64) IS 'a bigint as the 64 bits of a fingerprint (two''s complement, no change of bits)';
@@ -756,5 +792,9 @@ COMMENT ON OPERATOR FAMILY @extschema@.hamming_ball_gist_ops USING gist IS 'GiST
 COMMENT ON OPERATOR CLASS @extschema@.hamming_ball_hamming_ops USING hamming IS 'hamming index of hamming_ball values for && (the near-duplicate exclusion constraint)';
 COMMENT ON OPERATOR FAMILY @extschema@.hamming_ball_hamming_ops USING hamming IS 'hamming operators of hamming_ball';
 COMMENT ON FUNCTION @extschema@.hamming_check(pg_catalog.regclass, pg_catalog.bool) IS 'verify a hamming index''s structure and, with heapallindexed, that it has an entry for every row of its table; raises an error at the first problem';
+
+COMMENT ON FUNCTION @extschema@.simhash_radius(pg_catalog.float8, pg_catalog.float8) IS 'smallest Hamming radius within which a pair of this Jaccard similarity falls with this probability (SimHash model)';
+COMMENT ON FUNCTION @extschema@.simhash_recall(pg_catalog.float8, pg_catalog.int4) IS 'probability that a pair of this Jaccard similarity falls within this Hamming radius (SimHash model)';
+COMMENT ON FUNCTION @extschema@.simhash_similar_exact(@extschema@.simhash64, @extschema@.simhash64, pg_catalog.text, pg_catalog.text, pg_catalog.float8, pg_catalog.int4, pg_catalog.int4, pg_catalog.text, pg_catalog.int8) IS 'fingerprints within the radius (index-backed) and exact Jaccard similarity of the texts at least threshold';
 
 -- ===== end section: comments =====
