@@ -99,10 +99,24 @@ SELECT id FROM st_docs WHERE simhash_similar_exact(sh, simhash('some query text'
 SELECT * FROM pg_temp.plan($$
 SELECT a.id, b.id FROM st_docs a JOIN st_docs b
   ON a.id < b.id AND simhash_similar_exact(b.sh, a.sh, b.body, a.body, 0.8, simhash_radius(0.8, 0.95))$$);
-SELECT count(*) AS pairs,
-       count(*) FILTER (WHERE jaccard(a.body, b.body) < 0.8) AS below
-FROM st_docs a JOIN st_docs b
+CREATE TEMP TABLE st_join AS
+SELECT a.id AS a, b.id AS b FROM st_docs a JOIN st_docs b
   ON a.id < b.id AND simhash_similar_exact(b.sh, a.sh, b.body, a.body, 0.8, simhash_radius(0.8, 0.95));
+-- The same join without the index (a nested loop over seq scans).
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SET enable_seqscan = on;
+CREATE TEMP TABLE st_join_seq AS
+SELECT a.id AS a, b.id AS b FROM st_docs a JOIN st_docs b
+  ON a.id < b.id AND simhash_similar_exact(b.sh, a.sh, b.body, a.body, 0.8, simhash_radius(0.8, 0.95));
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+SET enable_seqscan = off;
+SELECT (SELECT count(*) FROM st_join) AS pairs,
+       (SELECT count(*) FROM st_join JOIN st_docs x ON x.id = a JOIN st_docs y ON y.id = b
+        WHERE jaccard(x.body, y.body) < 0.8) AS below,
+       (SELECT count(*) FROM (SELECT * FROM st_join EXCEPT ALL SELECT * FROM st_join_seq) d) AS missing_from_seq,
+       (SELECT count(*) FROM (SELECT * FROM st_join_seq EXCEPT ALL SELECT * FROM st_join) d) AS missing_from_index;
 -- A prepared statement with a generic plan: the radius is a run-time value.
 PREPARE similar_to(text, float8) AS
 SELECT id FROM st_docs WHERE simhash_similar_exact(sh, simhash($1), body, $1, $2) ORDER BY id;

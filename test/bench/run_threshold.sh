@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# "At least t similar" at scale (test/bench/simhash_threshold.sql) in a
-# throwaway cluster: SimHash verified lookups on the hamming index, GIN and
-# a sequential scan, MinHash on its band index; ratios against the
-# sequential scan measured in the same run.
+# "At least t similar" with SimHash, in throwaway clusters:
+#  1. on the demo corpus (test/bench/simhash_threshold_quality.sql): recall
+#     and precision by radius against exact Jaccard, and simhash_radius()'s
+#     model against the measured distances;
+#  2. at ROWS rows (test/bench/simhash_threshold.sql): verified lookups on
+#     the hamming index, GIN and a sequential scan, MinHash on its band
+#     index; ratios against the sequential scan measured in the same run.
 #
 #   ROWS=1000000 NQ=200 NSLOW=10 THRESHOLD=0.8 RECALL=0.95 MINHASH=on \
 #       bash test/bench/run_threshold.sh
@@ -12,8 +15,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib/pgenv.sh
 . "$ROOT/test/lib/pgenv.sh"
 
-nd_build
-nd_stage
+nd_corpus_psql "$ROOT/test/bench/simhash_threshold_quality.sql"
 
 export ND_PG_OPTS=${ND_PG_OPTS:-"shared_buffers=2GB maintenance_work_mem=256MB"}
 

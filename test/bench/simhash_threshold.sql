@@ -6,7 +6,8 @@
 --
 -- psql variables: rows (default 1000000), nq (queries of each kind,
 -- default 200), nslow (queries per kind for the sequential scan, default
--- 10), threshold (0.8), recall (0.95), minhash (on).
+-- 10), threshold (0.8), recall (0.95), minhash (on), radii (further
+-- SimHash radii to time on the indexes, default '10,12,17').
 --
 -- Texts: 60 words drawn log-uniformly from 20,000 (a few words are very
 -- common, as in real text, so unrelated texts share some shingles).  For
@@ -44,6 +45,10 @@ CREATE EXTENSION IF NOT EXISTS neardup;
 \else
 \set minhash on
 \endif
+\if :{?radii}
+\else
+\set radii '10,12,17'
+\endif
 
 SELECT simhash_radius(:threshold, :recall) AS radius \gset
 SELECT bands, rows AS band_rows FROM minhash_lsh_params(:threshold, 128) \gset
@@ -66,7 +71,7 @@ FROM doc d, generate_series(1, :nq) c, (VALUES (1, 0.02), (2, 0.05), (3, 0.10), 
 WHERE d.id = c;
 SELECT count(*) AS total_rows FROM doc \gset
 
-CREATE TEMP TABLE timing (path text, kind text, qid int, ms float8, found int);
+CREATE TEMP TABLE timing (path text, method text, kind text, qid int, ms float8, found int);
 CREATE TEMP TABLE builds (what text, seconds float8, bytes_per_row float8);
 CREATE FUNCTION pg_temp.timed(what text, ddl text, rel text) RETURNS void
 LANGUAGE plpgsql AS $$
@@ -96,51 +101,62 @@ FROM qs q LEFT JOIN doc d ON q.kind = 'planted' AND (d.id = q.qid OR d.id / 10 =
 GROUP BY q.kind, q.qid;
 
 CREATE TEMP TABLE workload (method text, sql text);
+INSERT INTO workload
+SELECT 'simhash r=' || k,
+       format('SELECT count(*) FROM doc WHERE simhash_similar_exact(sh, simhash(%%1$L), body, %%1$L, %s, %s)', :'threshold', k)
+FROM (SELECT :radius AS k UNION SELECT unnest(string_to_array(:'radii', ','))::int) r;
 INSERT INTO workload VALUES
-  ('simhash', format('SELECT count(*) FROM doc WHERE simhash_similar_exact(sh, simhash(%%1$L), body, %%1$L, %s, %s)',
-                     :'threshold', :radius)),
   ('minhash', format('SELECT count(*) FROM doc WHERE minhash_similar_exact(sig, minhash(%%1$L), body, %%1$L, %s, %s, %s)',
                      :'threshold', :bands, :band_rows));
 
+-- Index paths without parallel workers: with its default selectivity for
+-- && on the band arrays the planner estimates thousands of rows for a
+-- MinHash lookup and starts two workers, some 15 ms, for an answer of a
+-- row or two (doc/minhash.md).  The seq scan keeps its parallel plan.
 CREATE FUNCTION pg_temp.use(seq boolean) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM set_config('max_parallel_workers_per_gather', CASE WHEN seq THEN '2' ELSE '0' END, false);
     PERFORM set_config('enable_indexscan', (NOT seq)::text, false);
     PERFORM set_config('enable_bitmapscan', (NOT seq)::text, false);
     PERFORM set_config('enable_seqscan', seq::text, false);
 END $$;
--- Each query once (after one warm-up), planning included.
-CREATE FUNCTION pg_temp.run(path text, m text, n int) RETURNS void
+-- Each query of each method named like `pattern` once (after one warm-up),
+-- planning included.
+CREATE FUNCTION pg_temp.run(path text, pattern text, n int) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
+    w record;
     r record;
     t0 timestamptz;
-    sql text := (SELECT w.sql FROM workload w WHERE w.method = m);
     found int;
 BEGIN
-    PERFORM pg_temp.use(path LIKE 'seq scan%');
-    EXECUTE format(sql, 'warm up') INTO found;
-    FOR r IN SELECT * FROM qs WHERE qid <= n ORDER BY kind, qid LOOP
-        t0 := clock_timestamp();
-        EXECUTE format(sql, r.body) INTO found;
-        INSERT INTO timing VALUES (path, r.kind, r.qid, extract(epoch FROM clock_timestamp() - t0) * 1000, found);
+    PERFORM pg_temp.use(path = 'seq scan');
+    FOR w IN SELECT * FROM workload WHERE method LIKE pattern LOOP
+        EXECUTE format(w.sql, 'warm up') INTO found;
+        FOR r IN SELECT * FROM qs WHERE qid <= n ORDER BY kind, qid LOOP
+            t0 := clock_timestamp();
+            EXECUTE format(w.sql, r.body) INTO found;
+            INSERT INTO timing VALUES (path, w.method, r.kind, r.qid,
+                                       extract(epoch FROM clock_timestamp() - t0) * 1000, found);
+        END LOOP;
     END LOOP;
-    RESET enable_indexscan; RESET enable_bitmapscan; RESET enable_seqscan;
+    RESET enable_indexscan; RESET enable_bitmapscan; RESET enable_seqscan; RESET max_parallel_workers_per_gather;
 END $$;
 
-SELECT pg_temp.run('seq scan: simhash', 'simhash', :nslow) \g /dev/null
+SELECT pg_temp.run('seq scan', 'simhash r=' || :radius, :nslow) \g /dev/null
 SELECT pg_temp.timed('hamming index on sh', 'CREATE INDEX doc_ham ON doc USING hamming (sh)', 'doc_ham') \g /dev/null
-SELECT pg_temp.run('hamming: simhash', 'simhash', :nq) \g /dev/null
+SELECT pg_temp.run('hamming', 'simhash%', :nq) \g /dev/null
 DROP INDEX doc_ham;
 SELECT pg_temp.timed('GIN index on sh', 'CREATE INDEX doc_gin ON doc USING gin (sh)', 'doc_gin') \g /dev/null
-SELECT pg_temp.run('gin: simhash', 'simhash', :nq) \g /dev/null
+SELECT pg_temp.run('gin', 'simhash%', :nq) \g /dev/null
 DROP INDEX doc_gin;
 \if :minhash
-SELECT pg_temp.run('seq scan: minhash', 'minhash', :nslow) \g /dev/null
+SELECT pg_temp.run('seq scan', 'minhash', :nslow) \g /dev/null
 SELECT pg_temp.timed(format('GIN index on minhash_bands(sig, %s, %s)', :bands, :band_rows),
                      format('CREATE INDEX doc_bands ON doc USING gin (minhash_bands(sig, %s, %s))', :bands, :band_rows),
                      'doc_bands') \g /dev/null
-SELECT pg_temp.run('gin bands: minhash', 'minhash', :nq) \g /dev/null
+SELECT pg_temp.run('gin bands', 'minhash', :nq) \g /dev/null
 DROP INDEX doc_bands;
 \endif
 
@@ -157,16 +173,17 @@ SELECT q.kind, round(avg(c.n), 1) AS mean, max(c.n) AS max
 FROM qs q CROSS JOIN LATERAL (SELECT count(*) AS n FROM doc WHERE sh <~> simhash(q.body) <= :radius) c
 WHERE q.qid <= :nslow GROUP BY q.kind ORDER BY q.kind;
 \echo 'Latency in ms (p50, p99; planning included), speed-up over the sequential scan of the same'
-\echo 'predicate (p50), and recall: rows found / rows of J >= threshold (planted queries):'
-WITH s AS (SELECT split_part(path, ': ', 2) AS method, kind, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50
-           FROM timing WHERE path LIKE 'seq scan%' GROUP BY 1, kind)
-SELECT t.path, t.kind, count(*) AS n,
+\echo 'predicate (p50, where measured), and recall: rows found / rows of J >= threshold (planted queries):'
+WITH s AS (SELECT method, kind, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50
+           FROM timing WHERE path = 'seq scan' GROUP BY method, kind)
+SELECT t.method, t.path, t.kind, count(*) AS n,
        round(percentile_cont(0.5) WITHIN GROUP (ORDER BY t.ms)::numeric, 3) AS p50_ms,
        round(percentile_cont(0.99) WITHIN GROUP (ORDER BY t.ms)::numeric, 3) AS p99_ms,
        round((s.p50 / percentile_cont(0.5) WITHIN GROUP (ORDER BY t.ms))::numeric, 1) AS x_seq,
        sum(t.found) AS found, sum(u.n) AS truth,
        round(sum(t.found)::numeric / nullif(sum(u.n), 0), 3) AS recall
 FROM timing t JOIN truth u USING (kind, qid)
-JOIN s ON s.method = split_part(t.path, ': ', 2) AND s.kind = t.kind
-GROUP BY t.path, t.kind, s.p50 ORDER BY split_part(t.path, ': ', 2), t.kind, t.path;
+LEFT JOIN s ON s.method = t.method AND s.kind = t.kind
+GROUP BY t.method, t.path, t.kind, s.p50
+ORDER BY t.method LIKE 'minhash%', nullif(split_part(t.method, '=', 2), '')::int, t.kind, t.path;
 DROP TABLE doc;
