@@ -10,6 +10,8 @@ packages=(
 	gcc make
 	clang libclang-rt-14-dev    # libFuzzer + sanitizers for the fuzz suite
 	libipc-run-perl             # PostgreSQL's TAP framework
+	postgresql-15-cron          # the nightly job under a scheduler (e2e)
+	postgresql-15-plpgsql-check # static check of the PL/pgSQL functions (regress)
 )
 
 missing=()
