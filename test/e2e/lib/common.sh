@@ -24,9 +24,9 @@ nd_setup_db() {
 	psql_q ${1:+-d "$1"} -c "CREATE EXTENSION IF NOT EXISTS neardup" -f "$ND_E2E_LIB/index_check.sql"
 }
 
-# nd_check_ok DESCRIPTION TABLE INDEX [OTHER_INDEX [CODES_SQL [RADII]]]
+# nd_check_ok DESCRIPTION TABLE INDEX [OTHER_INDEXES [CODES_SQL [RADII]]]
 # One TAP line: nd_check(TABLE, INDEX) found no mismatch and no plan that
-# does not use INDEX.  OTHER_INDEX, when given, is dropped for the check
+# does not use INDEX.  OTHER_INDEXES (comma-separated), when given, are dropped for the check
 # inside a transaction that is rolled back, so that the planner cannot
 # choose it instead.  CODES_SQL: a simhash64[] expression for the query
 # codes (default: nd_query_codes()); RADII: an int[] literal (default: that
