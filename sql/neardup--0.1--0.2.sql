@@ -294,8 +294,8 @@ DECLARE
     -- Rows a probe may read before the night takes the full run instead.
     probe_cap CONSTANT int := 64;
     -- every change, in order: the row and its cluster before the change
-    ch_id int8[] := '{}';
-    ch_old int8[] := '{}';
+    ch_id int8[] := '{}'::int8[];
+    ch_old int8[] := '{}'::int8[];
     part_id int8[];
     part_old int8[];
     part_new int8[];
