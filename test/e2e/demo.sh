@@ -20,5 +20,13 @@ ok $? "it reports pairs and groups"
 # copyright files of packages from one source are byte-identical copies.
 echo "$out" | grep -qE '^ +[0-9]+ \| [a-z0-9]'
 ok $? "it lists byte-identical copies"
+echo "$out" | grep -qE '^MinHash: [0-9]+ groups of texts at estimated Jaccard >= 0.8 cover [0-9]+ texts'
+ok $? "it reports the MinHash groups"
+echo "$out" | grep -qE 'Bitmap Index Scan on doc_sh_idx|Index Scan using doc_sh_idx'
+ok $? "it shows the plan of one lookup through the hamming index"
+# The lookup's rows are verified: none below 0.8 exact Jaccard.
+echo "$out" | sed -n '/^One lookup/,$p' |
+	awk -F'|' 'NF == 3 && $3 ~ /^ *[0-9.]+ *$/ { n++; if ($3 + 0 < 0.8) bad = 1 } END { exit (bad || n == 0) }'
+ok $? "the lookup returns texts, none below exact Jaccard 0.8"
 if [ $rc -ne 0 ] || [ "$n" -eq 0 ]; then echo "$out" | tail -30 | sed 's/^/# /'; fi
 echo "1..$n"
