@@ -23,11 +23,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib/pgenv.sh
 . "$ROOT/test/lib/pgenv.sh"
 [ -n "${ND_STAGE:-}" ] || { nd_build; nd_stage; }
-ND_CORPUS=$(mktemp /tmp/neardup-corpus.XXXXXX)
-trap 'rm -f "$ND_CORPUS"; nd_cleanup' EXIT
-bash "$ROOT/test/demo/corpus_list.sh" >"$ND_CORPUS"
-chmod 644 "$ND_CORPUS"
-export ND_CORPUS ROOT
+nd_corpus_list
+export ROOT
 
 nd_in_cluster bash -s <<'SCRIPT' 2>&1 | grep -v '^Dropping cluster'
 set -euo pipefail

@@ -16,11 +16,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib/pgenv.sh
 . "$ROOT/test/lib/pgenv.sh"
 [ -n "${ND_STAGE:-}" ] || { nd_build; nd_stage; }
-ND_CORPUS=$(mktemp /tmp/neardup-corpus.XXXXXX)
-trap 'rm -f "$ND_CORPUS"; nd_cleanup' EXIT
-bash "$ROOT/test/demo/corpus_list.sh" >"$ND_CORPUS"
-chmod 644 "$ND_CORPUS"
-export ND_CORPUS ROOT ND_E2E_LIB="$ROOT/test/e2e/lib"
+nd_corpus_list
+export ROOT ND_E2E_LIB="$ROOT/test/e2e/lib"
 
 # pg_cron runs a job over a libpq connection, as one command string (so
 # the job's BEGIN ... COMMIT is its transaction; background-worker mode

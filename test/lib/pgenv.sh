@@ -60,18 +60,26 @@ nd_in_cluster() {
 		-i "--encoding=UTF8 --locale=C.UTF-8" "${opts[@]}" "$@"
 }
 
-# Runs a psql script on the demo corpus (test/demo/corpus_list.sh) in a
-# throwaway cluster, building and staging first.  The script gets :corpus,
-# a "name<TAB>path" list; further arguments go to psql.
+# Writes the demo corpus list (test/demo/corpus_list.sh, "name<TAB>path"
+# lines) to a file the server can read, exports its path as ND_CORPUS, and
+# removes it (and this shell's staging directory) on exit.
+nd_corpus_list() {
+	ND_CORPUS=$(mktemp /tmp/neardup-corpus.XXXXXX)
+	trap 'rm -f "$ND_CORPUS"; nd_cleanup' EXIT
+	bash "$ND_ROOT/test/demo/corpus_list.sh" >"$ND_CORPUS"
+	chmod 644 "$ND_CORPUS"
+	export ND_CORPUS
+}
+
+# Runs a psql script on the demo corpus in a throwaway cluster, building
+# and staging first.  The script gets :corpus (nd_corpus_list's file);
+# further arguments go to psql.
 nd_corpus_psql() {
 	local script=$1
 	shift
 	nd_build
 	nd_stage
-	ND_CORPUS=$(mktemp /tmp/neardup-corpus.XXXXXX)
-	trap 'rm -f "$ND_CORPUS"; nd_cleanup' EXIT
-	bash "$ND_ROOT/test/demo/corpus_list.sh" >"$ND_CORPUS"
-	chmod 644 "$ND_CORPUS"
+	nd_corpus_list
 	nd_in_cluster psql -X -q -v ON_ERROR_STOP=1 -v corpus="$ND_CORPUS" "$@" \
 		-f "$script" 2>&1 | grep -v '^Dropping cluster'
 }
