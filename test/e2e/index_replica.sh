@@ -23,14 +23,8 @@ nd_in_cluster bash -s <<'SCRIPT'
 set -euo pipefail
 . "$ND_E2E_LIB/common.sh"
 BIN=/usr/lib/postgresql/15/bin
-sdir=$(mktemp -d /tmp/nd-standby.XXXXXX)
-chown postgres: "$sdir"
-stop_standby() {
-	if [ -f "$sdir/data/postmaster.pid" ]; then
-		runuser -u postgres -- "$BIN/pg_ctl" -D "$sdir/data" -m fast -w stop >/dev/null 2>&1 || true
-	fi
-}
-trap 'stop_standby; rm -rf "$sdir"' EXIT
+nd_second_cluster nd-standby
+sdir=$ND2_DIR port2=$ND2_PORT
 
 nd_setup_db
 psql_q -c "CREATE EXTENSION pgstattuple"
@@ -43,8 +37,6 @@ psql_q -c "CREATE INDEX rg_gist ON rg USING gist (sh)" \
 	-c "CREATE INDEX rh_ham ON rh USING hamming (sh) WITH (pending_limit = 64)"
 
 # --- the standby ----------------------------------------------------------------------
-port2=$((20000 + RANDOM % 20000))
-while ss -ltn 2>/dev/null | grep -q ":$port2 "; do port2=$((20000 + RANDOM % 20000)); done
 runuser -u postgres -- env PGPASSWORD="$PGPASSWORD" "$BIN/pg_basebackup" -h "$PGHOST" -p "$PGPORT" -U "$PGUSER" \
 	-D "$sdir/data" -X stream -R -c fast
 # Debian keeps the configuration outside the data directory: write one.

@@ -26,14 +26,8 @@ nd_in_cluster bash -s <<'SCRIPT' 2>&1 | grep -v '^Dropping cluster'
 set -euo pipefail
 . "$ND_E2E_LIB/common.sh"
 BIN=/usr/lib/postgresql/15/bin
-sdir=$(mktemp -d /tmp/nd-subscriber.XXXXXX)
-chown postgres: "$sdir"
-stop_subscriber() {
-	if [ -f "$sdir/data/postmaster.pid" ]; then
-		runuser -u postgres -- "$BIN/pg_ctl" -D "$sdir/data" -m fast -w stop >/dev/null 2>&1 || true
-	fi
-}
-trap 'stop_subscriber; rm -rf "$sdir"' EXIT
+nd_second_cluster nd-subscriber
+sdir=$ND2_DIR port2=$ND2_PORT
 
 # --- the publisher ----------------------------------------------------------------
 psql_q -c "CREATE EXTENSION neardup"
@@ -49,14 +43,13 @@ SELECT 100000 + id, regexp_replace(body, '^\S+', 'edited') FROM docs WHERE id <=
 UPDATE docs SET sh = simhash(body), sig = minhash(body);
 CREATE PUBLICATION pub FOR TABLE docs;
 SQL
+# digest [DATABASE]: the rows of docs, as one line.
 digest() {
-	psql -X -At -c "SELECT count(*) || ' rows, ' || md5(string_agg(id || ':' || body || ':' || coalesce(sh::text, '-') || ':' || coalesce(sig::text, '-'), ',' ORDER BY id)) FROM docs"
+	psql -X -At ${1:+-d "$1"} -c "SELECT count(*) || ' rows, ' || md5(string_agg(id || ':' || body || ':' || coalesce(sh::text, '-') || ':' || coalesce(sig::text, '-'), ',' ORDER BY id)) FROM docs"
 }
 echo "# publisher: $(digest)"
 
 # --- the subscriber ---------------------------------------------------------------
-port2=$((20000 + RANDOM % 20000))
-while ss -ltn 2>/dev/null | grep -q ":$port2 "; do port2=$((20000 + RANDOM % 20000)); done
 runuser -u postgres -- "$BIN/initdb" -D "$sdir/data" -A trust --encoding=UTF8 --locale=C.UTF-8 >/dev/null
 runuser -u postgres -- tee -a "$sdir/data/postgresql.conf" >/dev/null <<EOF
 port = $port2
@@ -98,7 +91,7 @@ caught_up() {
 	local want i
 	want=$(digest)
 	for ((i = 0; i < 600; i++)); do
-		[ "$(sub psql -X -At -d "$1" -c "SELECT count(*) || ' rows, ' || md5(string_agg(id || ':' || body || ':' || coalesce(sh::text, '-') || ':' || coalesce(sig::text, '-'), ',' ORDER BY id)) FROM docs" 2>/dev/null)" = "$want" ] && return 0
+		[ "$(sub digest "$1" 2>/dev/null)" = "$want" ] && return 0
 		sleep 0.2
 	done
 	return 1

@@ -141,3 +141,21 @@ nd_stop_writer() {
 	touch "$work/stop"
 	wait "$ND_WRITER" || true
 }
+
+# nd_second_cluster NAME: room for a second server beside the throwaway
+# one (a standby, a subscriber).  Sets ND2_DIR, a directory postgres owns
+# (the data directory goes in $ND2_DIR/data), and ND2_PORT, a free port;
+# on exit the server in $ND2_DIR/data is stopped and the directory removed.
+nd_second_cluster() {
+	ND2_DIR=$(mktemp -d "/tmp/$1.XXXXXX")
+	chown postgres: "$ND2_DIR"
+	ND2_PORT=$((20000 + RANDOM % 20000))
+	while ss -ltn 2>/dev/null | grep -q ":$ND2_PORT "; do ND2_PORT=$((20000 + RANDOM % 20000)); done
+	trap nd_second_cluster_gone EXIT
+}
+nd_second_cluster_gone() {
+	if [ -f "$ND2_DIR/data/postmaster.pid" ]; then
+		runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D "$ND2_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
+	fi
+	rm -rf "$ND2_DIR"
+}
