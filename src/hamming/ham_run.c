@@ -323,6 +323,8 @@ ham_run_dir_load_table(Relation index, HamRunDir *dir, int table)
 {
 	HamRunTable *rt = &dir->header->tables[table];
 	uint32		n = 0;
+	uint64	   *first;
+	BlockNumber *blkno;
 
 	if (dir->first[table] != NULL)
 		return;
@@ -331,8 +333,9 @@ ham_run_dir_load_table(Relation index, HamRunDir *dir, int table)
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" has a damaged run header",
 						RelationGetRelationName(index))));
-	dir->first[table] = palloc(sizeof(uint64) * (rt->ndata + 1));
-	dir->blkno[table] = palloc(sizeof(BlockNumber) * (rt->ndata + 1));
+	/* filled first, published last: a cached directory outlives errors */
+	first = palloc(sizeof(uint64) * (rt->ndata + 1));
+	blkno = palloc(sizeof(BlockNumber) * (rt->ndata + 1));
 	for (uint32 d = 0; d < rt->ndir; d++)
 	{
 		Buffer		buf = ham_read_page(index, dir->header->dirs[rt->dir_offset + d].blkno,
@@ -348,8 +351,8 @@ ham_run_dir_load_table(Relation index, HamRunDir *dir, int table)
 							RelationGetRelationName(index), BufferGetBlockNumber(buf))));
 		for (int i = 0; i < opaque->nentries; i++)
 		{
-			dir->first[table][n] = entries[i].first;
-			dir->blkno[table][n] = entries[i].blkno;
+			first[n] = entries[i].first;
+			blkno[n] = entries[i].blkno;
 			n++;
 		}
 		UnlockReleaseBuffer(buf);
@@ -359,6 +362,8 @@ ham_run_dir_load_table(Relation index, HamRunDir *dir, int table)
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" has %u directory entries for %u data pages of table %d",
 						RelationGetRelationName(index), n, rt->ndata, table)));
+	dir->first[table] = first;
+	dir->blkno[table] = blkno;
 }
 
 /*

@@ -21,7 +21,9 @@
  * the steps it has run plus the next one would cost more than one pass, so
  * it never does much more than twice the cheaper of the two, and earlier
  * when the steps up to the distance it expects its rows at would.  The pending
- * and sealed lists are read whole at the start (they are short).  Bitmap
+ * and sealed lists are searched whole at the start: the pending list through
+ * the backend's cache of it (ham_cache.c), which reads only what was added
+ * since its last scan and probes the rest in memory.  Bitmap
  * scans choose once, for the whole radius.
  *
  * Distances are exact: no recheck of the condition or of the ORDER BY
@@ -80,9 +82,8 @@ typedef struct HamLevel
 typedef struct HamScanOpaqueData
 {
 	MemoryContext scan_ctx;		/* reset by each rescan */
-	MemoryContext dir_ctx;		/* the run's directory, kept across rescans */
-	HamRunDir	dir;
-	bool		dir_valid;
+	HamDirRef  *dirref;			/* the run's directory (ham_cache.c) */
+	HamRunDir  *dir;
 
 	/* the query */
 	bool		none;			/* no row can match */
@@ -134,8 +135,6 @@ ham_beginscan(Relation r, int nkeys, int norderbys)
 
 	so->scan_ctx = AllocSetContextCreate(CurrentMemoryContext, "hamming scan",
 										 ALLOCSET_DEFAULT_SIZES);
-	so->dir_ctx = AllocSetContextCreate(CurrentMemoryContext, "hamming scan directory",
-										ALLOCSET_DEFAULT_SIZES);
 	if (norderbys > 0)
 	{
 		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
@@ -151,8 +150,9 @@ ham_endscan(IndexScanDesc scan)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 
+	if (so->dirref)
+		ham_dir_release(so->dirref);
 	MemoryContextDelete(so->scan_ctx);
-	MemoryContextDelete(so->dir_ctx);
 	pfree(so);
 }
 
@@ -367,13 +367,40 @@ ham_scan_list_page(Page page, void *arg)
 			ham_found(so, so->list, dist[j], &HamPageTids(page)[idx[j]], codes[idx[j]]);
 }
 
+/* An entry of the pending or sealed list within max_radius (ham_cache.c). */
+static void
+ham_scan_list_hit(uint64 code, ItemPointer tid, int distance, void *arg)
+{
+	HamScanOpaque so = (HamScanOpaque) arg;
+
+	if (ham_filters_pass(so, code))
+		ham_found(so, so->list, distance, tid, code);
+}
+
+/*
+ * The pending list through this backend's cache of it (when it fits in
+ * work_mem), and the sealed one, there only while a merge runs, directly.
+ */
+static void
+ham_scan_lists(IndexScanDesc scan)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+
+	if (!ham_list_cache_search(index, &so->snap, &so->snap.pending, so->center,
+							   so->max_radius, ham_scan_list_hit, so))
+		ham_list_walk(index, &so->snap.pending, ham_scan_list_page, so);
+	if (so->snap.sealed.head != InvalidBlockNumber)
+		ham_list_walk(index, &so->snap.sealed, ham_scan_list_page, so);
+}
+
 /* Cost of MIH step t, in probes (HAM_COST_*). */
 static double
 ham_step_cost(HamScanOpaque so, int step)
 {
-	const nd_layout *l = &so->dir.layout;
+	const nd_layout *l = &so->dir->layout;
 	double		values = (double) nd_mih_step_size(l, step);
-	double		bucket = (double) so->dir.nentries / ldexp(1.0, l->width[nd_mih_step_table(l, step)]);
+	double		bucket = (double) so->dir->nentries / ldexp(1.0, l->width[nd_mih_step_table(l, step)]);
 
 	return values * (1.0 + bucket / HAM_PAGE_CAPACITY + bucket * HAM_COST_ENTRY);
 }
@@ -400,38 +427,31 @@ ham_scan_start(IndexScanDesc scan)
 
 	ham_read_snapshot(index, &so->snap);
 	so->has_run = so->snap.run_header != InvalidBlockNumber;
-	if (so->has_run && (!so->dir_valid || so->dir.epoch != so->snap.run_epoch))
+	if (so->dirref)
 	{
-		MemoryContext old;
-
-		MemoryContextReset(so->dir_ctx);
-		so->dir_valid = false;
-		old = MemoryContextSwitchTo(so->dir_ctx);
-		ham_run_dir_open(index, so->snap.run_header, so->snap.run_epoch, &so->dir);
-		MemoryContextSwitchTo(old);
-		so->dir_valid = true;
+		ham_dir_release(so->dirref);
+		so->dirref = NULL;
+		so->dir = NULL;
 	}
 	if (so->has_run)
 	{
-		nd_mih_query_init(&so->mq, &so->dir.layout, so->center);
-		for (int t = 0; t < so->dir.layout.nblocks; t++)
-			so->qperm[t] = nd_permute(&so->dir.layout, t, so->center);
-		so->flat_cost = (double) so->dir.ndata[0] * HAM_COST_FLAT_PAGE;
+		so->dirref = ham_dir_acquire(index, &so->snap);
+		so->dir = ham_dir_of(so->dirref);
+		nd_mih_query_init(&so->mq, &so->dir->layout, so->center);
+		for (int t = 0; t < so->dir->layout.nblocks; t++)
+			so->qperm[t] = nd_permute(&so->dir->layout, t, so->center);
+		so->flat_cost = (double) so->dir->ndata[0] * HAM_COST_FLAT_PAGE;
 	}
 
-	ham_list_walk(scan->indexRelation, &so->snap.pending, ham_scan_list_page, so);
-	if (so->snap.sealed.head != InvalidBlockNumber)
-		ham_list_walk(scan->indexRelation, &so->snap.sealed, ham_scan_list_page, so);
+	ham_scan_lists(scan);
 }
 
 static void
 ham_load_table(IndexScanDesc scan, int table)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
-	MemoryContext old = MemoryContextSwitchTo(so->dir_ctx);
 
-	ham_run_dir_load_table(scan->indexRelation, &so->dir, table);
-	MemoryContextSwitchTo(old);
+	ham_dir_load_table(scan->indexRelation, so->dirref, table);
 }
 
 /* MIH step t on the run: entries first met at this step. */
@@ -440,7 +460,7 @@ ham_run_step(IndexScanDesc scan, int step)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
-	const nd_layout *l = &so->dir.layout;
+	const nd_layout *l = &so->dir->layout;
 	int			table = nd_mih_step_table(l, step);
 	int			w = l->width[table];
 	uint64		qp = so->qperm[table];
@@ -463,7 +483,7 @@ ham_run_step(IndexScanDesc scan, int step)
 		uint32		pbegin,
 					pend;
 
-		ham_run_table_pages(&so->dir, table, (uint32) (lo >> 32), (uint32) (hi >> 32),
+		ham_run_table_pages(so->dir, table, (uint32) (lo >> 32), (uint32) (hi >> 32),
 							&pbegin, &pend);
 		for (uint32 p = pbegin; p < pend; p++)
 		{
@@ -476,8 +496,8 @@ ham_run_step(IndexScanDesc scan, int step)
 			{
 				if (buf != InvalidBuffer)
 					UnlockReleaseBuffer(buf);
-				buf = ham_read_page(index, so->dir.blkno[table][p], HAM_KIND_RUN_DATA,
-									so->dir.epoch, table);
+				buf = ham_read_page(index, so->dir->blkno[table][p], HAM_KIND_RUN_DATA,
+									so->dir->epoch, table);
 				cur = p;
 			}
 			page = BufferGetPage(buf);
@@ -520,10 +540,10 @@ ham_run_flat(IndexScanDesc scan, int lo, int hi, int64 want)
 	uint32		idx[HAM_PAGE_CAPACITY];
 
 	ham_load_table(scan, 0);
-	for (uint32 p = 0; p < so->dir.ndata[0]; p++)
+	for (uint32 p = 0; p < so->dir->ndata[0]; p++)
 	{
-		Buffer		buf = ham_read_page(index, so->dir.blkno[0][p], HAM_KIND_RUN_DATA,
-										so->dir.epoch, 0);
+		Buffer		buf = ham_read_page(index, so->dir->blkno[0][p], HAM_KIND_RUN_DATA,
+										so->dir->epoch, 0);
 		Page		page;
 		uint64	   *codes;
 		int			n;
@@ -570,7 +590,7 @@ ham_expected_radius(HamScanOpaque so, int64 want)
 	for (int r = Max(so->complete + 1, 0); r < so->max_radius; r++)
 	{
 		held += (double) so->run[r].n + (double) so->list[r].n;
-		if (held + (double) so->dir.nentries * nd_binomial_within(r) >= (double) want)
+		if (held + (double) so->dir->nentries * nd_binomial_within(r) >= (double) want)
 			return r;
 	}
 	return so->max_radius;
@@ -599,7 +619,7 @@ ham_advance(IndexScanDesc scan)
 		 * steps at block distances 0 and 1 always run: they are cheap, and
 		 * they find the near copies that make the expectation right.
 		 */
-		if (so->ordered && step >= 2 * so->dir.layout.nblocks && step <= so->mih_bound)
+		if (so->ordered && step >= 2 * so->dir->layout.nblocks && step <= so->mih_bound)
 		{
 			int			target = ham_expected_radius(so, HAM_KNN_GUESS);
 			double		ahead = 0;
@@ -608,7 +628,7 @@ ham_advance(IndexScanDesc scan)
 				ahead += ham_step_cost(so, t);
 			if (so->mih_spent + ahead > so->flat_cost)
 				cost = so->flat_cost + 1;
-			else if (step == 2 * so->dir.layout.nblocks)
+			else if (step == 2 * so->dir->layout.nblocks)
 			{
 				/*
 				 * From here on the steps keep only the entries a little past

@@ -219,6 +219,7 @@ ham_snapshot_of(const HamMetaPageData *meta, HamSnapshot *snap)
 	snap->pending = meta->pending;
 	snap->sealed = meta->sealed;
 	snap->nulls = meta->nulls;
+	snap->list_cleanups = meta->list_cleanups;
 }
 
 void

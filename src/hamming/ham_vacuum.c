@@ -31,6 +31,7 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	HamSnapshot snap;
 	BlockNumber nblocks;
 	double		kept = 0;
+	bool		lists_cleaned = false;
 
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
@@ -86,6 +87,11 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				j++;
 			}
 			HamPageGetOpaque(wpage)->nentries = j;
+			if (opaque->kind == HAM_KIND_LIST)
+			{
+				HamListPageCleanups(HamPageGetOpaque(wpage))++;
+				lists_cleaned = true;
+			}
 			GenericXLogFinish(state);
 			if (counts)
 				stats->tuples_removed += n - keep;
@@ -93,6 +99,22 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		if (counts)
 			kept += keep;
 		UnlockReleaseBuffer(buf);
+	}
+
+	/*
+	 * Backends that cached list entries drop them: the TIDs removed here are
+	 * about to be reused once this VACUUM's heap pass marks them unused.
+	 */
+	if (lists_cleaned)
+	{
+		Buffer		metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
+		GenericXLogState *state;
+
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		state = GenericXLogStart(index);
+		HamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->list_cleanups++;
+		GenericXLogFinish(state);
+		UnlockReleaseBuffer(metabuf);
 	}
 	UnlockPage(index, HAM_METAPAGE_BLKNO, ExclusiveLock);
 

@@ -13,7 +13,8 @@
  *			first key) and a header page that lists the directory pages.
  *			Searched by multi-index hashing (nd_mih.h), or read whole
  *			(table 0 only) when that is cheaper.
- *	pending	where inserts append; read whole by every scan.  A merge turns
+ *	pending	where inserts append; searched whole by every scan (through a
+ *			backend-local cache of it, ham_cache.c).  A merge turns
  *			run + pending into a new run (ham_merge.c): the pending list is
  *			first *sealed* (inserts go to a fresh list), so that inserts
  *			never wait for a merge.
@@ -31,7 +32,8 @@
  * Every page change is WAL-logged with generic WAL, as contrib/bloom does.
  *
  * Files: ham_utils.c (handler, options, pages, metapage), ham_build.c,
- * ham_run.c (writing and reading runs), ham_insert.c, ham_merge.c,
+ * ham_run.c (writing and reading runs), ham_cache.c (run directories
+ * kept across scans), ham_insert.c, ham_merge.c,
  * ham_scan.c, ham_vacuum.c, ham_cost.c, ham_validate.c, ham_check.c
  * (integrity check).  doc/index-hamming.md describes the design and its
  * measurements.
@@ -85,13 +87,21 @@ typedef struct HamPageOpaqueData
 	BlockNumber next;			/* list pages: next page of the list */
 	uint16		kind;
 	uint16		nentries;		/* data and list pages: entries used */
-	uint16		table;			/* run data and directory pages */
+	uint16		table;			/* run data and directory pages; list pages:
+								 * HamListPageCleanups */
 	uint16		page_id;
 } HamPageOpaqueData;
 
 typedef HamPageOpaqueData *HamPageOpaque;
 
 #define HamPageGetOpaque(page) ((HamPageOpaque) PageGetSpecialPointer(page))
+
+/*
+ * A list page counts the times VACUUM removed entries from it (wrapping),
+ * so that a backend that cached the entries it read (ham_cache.c) can tell
+ * the page it stopped at was compacted since.
+ */
+#define HamListPageCleanups(opaque) ((opaque)->table)
 
 /*
  * Data and list pages hold a fixed-capacity array of codes followed by one
@@ -142,6 +152,8 @@ typedef struct HamMetaPageData
 	/* pages retired by merges are recyclable once this is old enough */
 	FullTransactionId retired_xid;
 	uint32		merges;			/* merges done, for the statistics */
+	/* bumped when VACUUM removed entries from a list (ham_cache.c) */
+	uint32		list_cleanups;
 } HamMetaPageData;
 
 #define HamPageGetMeta(page)	((HamMetaPageData *) PageGetContents(page))
@@ -213,6 +225,7 @@ typedef struct HamSnapshot
 	HamList		pending;
 	HamList		sealed;
 	HamList		nulls;
+	uint32		list_cleanups;
 } HamSnapshot;
 
 /* ham_utils.c */
@@ -265,6 +278,19 @@ extern void ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch,
 extern void ham_run_dir_load_table(Relation index, HamRunDir *dir, int table);
 extern void ham_run_table_pages(HamRunDir *dir, int table, uint32 lo, uint32 hi,
 								uint32 *pbegin, uint32 *pend);
+
+/* ham_cache.c: run directories kept across scans */
+typedef struct HamDirRef HamDirRef;
+
+extern HamDirRef *ham_dir_acquire(Relation index, const HamSnapshot *snap);
+extern HamRunDir *ham_dir_of(HamDirRef *ref);
+extern void ham_dir_load_table(Relation index, HamDirRef *ref, int table);
+extern void ham_dir_release(HamDirRef *ref);
+
+/* Called with each entry of a list within the radius searched */
+typedef void (*HamListHit) (uint64 code, ItemPointer tid, int distance, void *arg);
+extern bool ham_list_cache_search(Relation index, const HamSnapshot *snap, const HamList *list,
+								  uint64 center, int radius, HamListHit hit, void *arg);
 
 /* ham_build.c */
 extern IndexBuildResult *ham_build(Relation heap, Relation index, IndexInfo *indexInfo);

@@ -3,6 +3,9 @@
 # cluster: ROWS (default 1M) random codes loaded into three tables with a
 # bigint primary key --
 #   pk       the primary key only (the baseline),
+#   btree    + EXCLUDE USING btree (id WITH =): PostgreSQL's own exclusion
+#            check (an index scan per row) on the cheapest index there is,
+#            the floor for any exclusion constraint,
 #   hamming  + EXCLUDE USING hamming (hamming_ball(sh, K) WITH &&),
 #   gist     + EXCLUDE USING gist (hamming_ball(sh, K) WITH &&)
 # -- then, for each, single-row INSERTs of new random codes by pgbench (one
@@ -45,12 +48,13 @@ echo "# $ROWS rows (GiST: $GIST_ROWS), k = $K, pgbench ${SECS}s per run, COPY of
 
 declare -A ddl=(
 	[pk]=""
+	[btree]=", CONSTRAINT %s_eq EXCLUDE USING btree (id WITH =)"
 	[hamming]=", CONSTRAINT %s_near EXCLUDE USING hamming (hamming_ball(sh, $K) WITH &&)"
 	[gist]=", CONSTRAINT %s_near EXCLUDE USING gist (hamming_ball(sh, $K) WITH &&)"
 )
 declare -A one many copy load
-declare -A rows=([pk]=$ROWS [hamming]=$ROWS [gist]=$GIST_ROWS)
-for v in pk hamming gist; do
+declare -A rows=([pk]=$ROWS [btree]=$ROWS [hamming]=$ROWS [gist]=$GIST_ROWS)
+for v in pk btree hamming gist; do
 	# shellcheck disable=SC2059
 	extra=$(printf "${ddl[$v]}" "$v")
 	start=$(date +%s.%N)
@@ -70,7 +74,7 @@ EOF
 done
 echo "| table | rows | INSERT, 1 client | INSERT, $CLIENTS clients | $CLIENTS clients / 1 | COPY $COPYROWS rows | initial load |"
 echo "|---|---|---|---|---|---|---|"
-for v in pk hamming gist; do
+for v in pk btree hamming gist; do
 	printf "| %s | %s | %.0f/s (%.2fx) | %.0f/s (%.2fx) | %.2f | %.0f/s (%.2fx) | %.1f s |\n" "$v" "${rows[$v]}" \
 		"${one[$v]}" "$(calc "${one[$v]} / ${one[pk]}")" \
 		"${many[$v]}" "$(calc "${many[$v]} / ${many[pk]}")" \

@@ -1,0 +1,444 @@
+/*-------------------------------------------------------------------------
+ *
+ * ham_cache.c
+ *		Backend-local caches of each hamming index's run directory and
+ *		pending list, so that a backend running many short scans (the
+ *		exclusion constraint's check of every inserted row, a pool
+ *		connection's lookups) reads a run's directory pages once per run
+ *		rather than once per scan, and of the pending list only the entries
+ *		added since its last scan, searching the rest in memory by
+ *		multi-index hashing (nd_codeset.h).
+ *
+ * A directory is valid for one run: the index's relfilenode, the run's header
+ * page and its epoch (the metapage names all three, and a merge or REINDEX
+ * changes at least one of them).  Scans hold a reference while they use an
+ * entry; an entry replaced by a newer run, or invalidated with the index's
+ * relation cache entry (DROP, REINDEX, TRUNCATE, VACUUM's statistics), is
+ * freed once its last scan releases it.  A scan that ends by an error never
+ * releases its reference: at the end of the top-level transaction, when no
+ * scan can be running any more, every reference is forgotten and every
+ * retired entry freed.
+ *
+ * A cached list is valid for one list (its epoch; a merge starts a new
+ * one) while VACUUM removes none of its entries.  Lists only grow at their
+ * tail page, so a scan reads from the page where the cache stopped: no
+ * page when nothing was added but that one.  VACUUM counts the pages it
+ * compacts in the page and in the metapage (ham_vacuum.c): a cache drops
+ * its entries when the metapage's count moved, and re-reads the list when
+ * the page it stopped at was compacted under it.  Entries of dead rows that
+ * a cache still holds until then are harmless: their heap slots are reused
+ * only after VACUUM's index pass has ended, and a dead row is no match.
+ * A list is cached only while it fits in work_mem, and its cache is used
+ * synchronously by a scan's start, so it needs no references.
+ *
+ * Caches are never read by another process, so they need no locks; pages
+ * read through a cached directory are still checked for their kind and
+ * epoch (ham_read_page), as with a directory read by the scan itself.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "lib/ilist.h"
+#include "miscadmin.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "hamming.h"
+#include "nd_codeset.h"
+
+struct HamDirRef
+{
+	Oid			indexoid;		/* hash key */
+	RelFileNode node;
+	BlockNumber run_header;
+	MemoryContext ctx;			/* holds this struct and the directory */
+	HamRunDir	dir;
+	int			refcount;
+	uint64		generation;		/* transaction generation of the refcount */
+	bool		retired;		/* out of the hash table */
+	dlist_node	retired_node;
+};
+
+typedef struct HamListCache
+{
+	RelFileNode node;
+	uint32		epoch;
+	uint32		list_cleanups;
+	bool		valid;			/* false while being extended */
+	BlockNumber last_blkno;		/* the page read last, or invalid */
+	uint16		last_count;		/* its entries read */
+	uint16		last_cleanups;	/* its count of compactions then */
+	MemoryContext ctx;
+	nd_codeset	codes;
+	ItemPointerData *tids;
+	uint32		tids_cap;
+} HamListCache;
+
+typedef struct HamDirSlot
+{
+	Oid			indexoid;
+	HamDirRef  *ref;			/* NULL: no directory cached */
+	HamListCache *list;			/* NULL: no list cached */
+} HamDirSlot;
+
+static HTAB *ham_dir_cache = NULL;
+static MemoryContext ham_cache_ctx = NULL;
+static dlist_head ham_retired = DLIST_STATIC_INIT(ham_retired);
+
+/* Bumped at every top-level transaction end: older references are void. */
+static uint64 ham_generation = 1;
+
+static void
+ham_ref_free(HamDirRef *ref)
+{
+	if (ref->retired)
+		dlist_delete(&ref->retired_node);
+	MemoryContextDelete(ref->ctx);
+}
+
+/* Take a directory out of its slot; free it unless a scan holds it. */
+static void
+ham_ref_retire(HamDirSlot *slot)
+{
+	HamDirRef  *ref = slot->ref;
+
+	slot->ref = NULL;
+	if (ref->refcount > 0 && ref->generation == ham_generation)
+	{
+		ref->retired = true;
+		dlist_push_tail(&ham_retired, &ref->retired_node);
+	}
+	else
+		MemoryContextDelete(ref->ctx);
+}
+
+static void
+ham_list_cache_free(HamDirSlot *slot)
+{
+	if (slot->list)
+	{
+		MemoryContextDelete(slot->list->ctx);
+		pfree(slot->list);
+	}
+	slot->list = NULL;
+}
+
+/* Forget an index: its directory (once unused) and its list. */
+static void
+ham_slot_drop(HamDirSlot *slot)
+{
+	Oid			indexoid = slot->indexoid;
+
+	if (slot->ref)
+		ham_ref_retire(slot);
+	ham_list_cache_free(slot);
+	hash_search(ham_dir_cache, &indexoid, HASH_REMOVE, NULL);
+}
+
+static void
+ham_cache_relcache_callback(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS seq;
+	HamDirSlot *slot;
+
+	if (ham_dir_cache == NULL)
+		return;
+	if (OidIsValid(relid))
+	{
+		slot = hash_search(ham_dir_cache, &relid, HASH_FIND, NULL);
+		if (slot)
+			ham_slot_drop(slot);
+		return;
+	}
+	hash_seq_init(&seq, ham_dir_cache);
+	while ((slot = hash_seq_search(&seq)) != NULL)
+		ham_slot_drop(slot);
+}
+
+static void
+ham_cache_xact_callback(XactEvent event, void *arg)
+{
+	dlist_mutable_iter iter;
+
+	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
+		event != XACT_EVENT_PARALLEL_COMMIT && event != XACT_EVENT_PARALLEL_ABORT &&
+		event != XACT_EVENT_PREPARE)
+		return;
+	/* no scan outlives its transaction: forget every reference */
+	ham_generation++;
+	dlist_foreach_modify(iter, &ham_retired)
+	{
+		HamDirRef  *ref = dlist_container(HamDirRef, retired_node, iter.cur);
+
+		ham_ref_free(ref);
+	}
+}
+
+static void
+ham_cache_init(void)
+{
+	HASHCTL		ctl;
+
+	ham_cache_ctx = AllocSetContextCreate(TopMemoryContext, "hamming index cache",
+										  ALLOCSET_SMALL_SIZES);
+	ctl.keysize = sizeof(Oid);
+	ctl.entrysize = sizeof(HamDirSlot);
+	ctl.hcxt = ham_cache_ctx;
+	ham_dir_cache = hash_create("hamming run directories", 16, &ctl,
+								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	CacheRegisterRelcacheCallback(ham_cache_relcache_callback, (Datum) 0);
+	RegisterXactCallback(ham_cache_xact_callback, NULL);
+}
+
+/*
+ * The directory of the run the snapshot names, from the cache or read now;
+ * the caller releases it with ham_dir_release().
+ */
+HamDirRef *
+ham_dir_acquire(Relation index, const HamSnapshot *snap)
+{
+	Oid			indexoid = RelationGetRelid(index);
+	HamDirSlot *slot;
+	HamDirRef  *ref;
+	MemoryContext ctx,
+				old;
+	bool		found;
+
+	if (ham_dir_cache == NULL)
+		ham_cache_init();
+	slot = hash_search(ham_dir_cache, &indexoid, HASH_FIND, NULL);
+	if (slot && slot->ref)
+	{
+		ref = slot->ref;
+		if (RelFileNodeEquals(ref->node, index->rd_node) &&
+			ref->run_header == snap->run_header && ref->dir.epoch == snap->run_epoch)
+		{
+			if (ref->generation != ham_generation)
+			{
+				ref->generation = ham_generation;
+				ref->refcount = 0;
+			}
+			ref->refcount++;
+			return ref;
+		}
+		ham_ref_retire(slot);
+	}
+
+	ctx = AllocSetContextCreate(ham_cache_ctx, "hamming run directory",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(ctx);
+	PG_TRY();
+	{
+		ref = palloc0(sizeof(HamDirRef));
+		ham_run_dir_open(index, snap->run_header, snap->run_epoch, &ref->dir);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(ctx);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+	ref->indexoid = indexoid;
+	ref->node = index->rd_node;
+	ref->run_header = snap->run_header;
+	ref->ctx = ctx;
+	ref->refcount = 1;
+	ref->generation = ham_generation;
+	slot = hash_search(ham_dir_cache, &indexoid, HASH_ENTER, &found);
+	if (!found)
+		slot->list = NULL;
+	slot->ref = ref;
+	return ref;
+}
+
+HamRunDir *
+ham_dir_of(HamDirRef *ref)
+{
+	return &ref->dir;
+}
+
+/* Load a table's directory into the entry (once). */
+void
+ham_dir_load_table(Relation index, HamDirRef *ref, int table)
+{
+	MemoryContext old;
+
+	if (ref->dir.first[table] != NULL)
+		return;
+	old = MemoryContextSwitchTo(ref->ctx);
+	ham_run_dir_load_table(index, &ref->dir, table);
+	MemoryContextSwitchTo(old);
+}
+
+void
+ham_dir_release(HamDirRef *ref)
+{
+	if (ref->generation != ham_generation)
+		return;					/* forgotten at the end of a transaction */
+	Assert(ref->refcount > 0);
+	ref->refcount--;
+	if (ref->refcount == 0 && ref->retired)
+		ham_ref_free(ref);
+}
+
+/* nd_codeset's allocator: the list cache's memory context */
+static void *
+ham_list_cache_realloc(void *ptr, size_t size, void *arg)
+{
+	if (size == 0)
+	{
+		pfree(ptr);
+		return NULL;
+	}
+	if (ptr == NULL)
+		return MemoryContextAllocHuge((MemoryContext) arg, size);
+	return repalloc_huge(ptr, size);
+}
+
+/* Empty the cache for the list the snapshot names. */
+static void
+ham_list_cache_reset(HamListCache *c, Relation index, const HamSnapshot *snap,
+					 const HamList *list)
+{
+	MemoryContextReset(c->ctx);
+	c->node = index->rd_node;
+	c->epoch = list->epoch;
+	c->list_cleanups = snap->list_cleanups;
+	c->last_blkno = InvalidBlockNumber;
+	c->last_count = 0;
+	c->last_cleanups = 0;
+	nd_codeset_init(&c->codes, snap->nblocks, ham_list_cache_realloc, c->ctx);
+	c->tids = NULL;
+	c->tids_cap = 0;
+	c->valid = true;
+}
+
+/* Read the entries added to the list since the cache last read it. */
+static void
+ham_list_cache_extend(HamListCache *c, Relation index, const HamList *list)
+{
+	BlockNumber blkno = c->last_blkno;
+	int			from = c->last_count;
+
+	if (blkno == InvalidBlockNumber)
+	{
+		blkno = list->head;
+		from = 0;
+	}
+	c->valid = false;			/* until the end: an error leaves it unusable */
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = ham_read_page(index, blkno, HAM_KIND_LIST, list->epoch, -1);
+		Page		page = BufferGetPage(buf);
+		HamPageOpaque opaque = HamPageGetOpaque(page);
+		int			n = opaque->nentries;
+
+		if (blkno == c->last_blkno && HamListPageCleanups(opaque) != c->last_cleanups)
+		{
+			/* compacted since: the entries cached from it are not where they were */
+			UnlockReleaseBuffer(buf);
+			return;
+		}
+		if (c->codes.n + (uint32) Max(n - from, 0) > c->tids_cap)
+		{
+			uint32		cap = Max(Max(c->tids_cap * 2, 1024), c->codes.n + (uint32) n);
+
+			c->tids = ham_list_cache_realloc(c->tids, sizeof(ItemPointerData) * cap, c->ctx);
+			c->tids_cap = cap;
+		}
+		for (int i = from; i < n; i++)
+		{
+			c->tids[c->codes.n] = HamPageTids(page)[i];
+			if (!nd_codeset_add(&c->codes, HamPageCodes(page)[i]))
+				elog(ERROR, "hamming list cache is full");
+		}
+		c->last_blkno = blkno;
+		c->last_count = (uint16) n;
+		c->last_cleanups = HamListPageCleanups(opaque);
+		blkno = opaque->next;
+		from = 0;
+		UnlockReleaseBuffer(buf);
+	}
+	c->valid = true;
+}
+
+typedef struct HamListCacheHits
+{
+	HamListCache *c;
+	HamListHit	hit;
+	void	   *arg;
+} HamListCacheHits;
+
+static void
+ham_list_cache_visit(uint32 entry, int distance, void *arg)
+{
+	HamListCacheHits *h = (HamListCacheHits *) arg;
+
+	h->hit(h->c->codes.codes[entry], &h->c->tids[entry], distance, h->arg);
+}
+
+/*
+ * Search a list through the backend's cache of it, reading only what was
+ * added since; false (nothing searched) when the list is not to be cached:
+ * it would not fit in work_mem.
+ */
+bool
+ham_list_cache_search(Relation index, const HamSnapshot *snap, const HamList *list,
+					  uint64 center, int radius, HamListHit hit, void *arg)
+{
+	Oid			indexoid = RelationGetRelid(index);
+	HamDirSlot *slot;
+	HamListCache *c;
+	HamListCacheHits h;
+	bool		found;
+	double		bytes_per_entry = sizeof(ItemPointerData) + sizeof(uint64) +
+		3 * sizeof(uint32) * snap->nblocks;
+
+	if (ham_dir_cache == NULL)
+		ham_cache_init();
+	slot = hash_search(ham_dir_cache, &indexoid, HASH_ENTER, &found);
+	if (!found)
+	{
+		slot->ref = NULL;
+		slot->list = NULL;
+	}
+	if ((double) list->npages * HAM_PAGE_CAPACITY * bytes_per_entry > (double) work_mem * 1024.0)
+	{
+		ham_list_cache_free(slot);
+		return false;
+	}
+	c = slot->list;
+	if (c == NULL)
+	{
+		MemoryContext ctx = AllocSetContextCreate(ham_cache_ctx, "hamming list cache",
+												  ALLOCSET_DEFAULT_SIZES);
+
+		c = MemoryContextAllocZero(ham_cache_ctx, sizeof(HamListCache));
+		c->ctx = ctx;
+		slot->list = c;
+		c->valid = false;
+	}
+	if (!c->valid || !RelFileNodeEquals(c->node, index->rd_node) || c->epoch != list->epoch ||
+		c->list_cleanups != snap->list_cleanups || c->codes.layout.nblocks != snap->nblocks)
+		ham_list_cache_reset(c, index, snap, list);
+	ham_list_cache_extend(c, index, list);
+	if (!c->valid)
+	{
+		/* the page it stopped at was compacted: read the list again */
+		ham_list_cache_reset(c, index, snap, list);
+		ham_list_cache_extend(c, index, list);
+		if (!c->valid)
+			return false;
+	}
+	h.c = c;
+	h.hit = hit;
+	h.arg = arg;
+	nd_codeset_search(&c->codes, center, radius, ham_list_cache_visit, &h);
+	return true;
+}
