@@ -24,6 +24,11 @@
 #      near-copy of a stored row is still refused.
 #   4. pg_dump -Fc / pg_restore into a new database: the constraint is
 #      there and still refuses a near-copy.
+#   5. a streaming standby (pg_basebackup), fed more constrained inserts,
+#      then promoted: on the new primary, near-copies of rows from before the
+#      base backup and of rows that arrived by streaming are refused, and 4
+#      concurrent inserters of near-copy groups leave one row per group, no
+#      pair within 3 bits and a sound index.
 # Prints TAP.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,9 +40,10 @@ export ND_E2E_LIB=$ROOT/test/e2e/lib
 nd_in_cluster bash -s <<'SCRIPT'
 set -euo pipefail
 . "$ND_E2E_LIB/common.sh"
+nd_second_cluster nd-constraint-standby
 work=$(mktemp -d /tmp/nd-constraint.XXXXXX)
 chmod 755 "$work"
-trap 'rm -rf "$work"' EXIT
+trap 'nd_second_cluster_gone; rm -rf "$work"' EXIT
 PGBENCH=/usr/lib/postgresql/15/bin/pgbench
 
 nd_setup_db
@@ -159,5 +165,41 @@ ok $([[ $cons == *"xh_near EXCLUDE USING hamming (hamming_ball(sh, 3) WITH &&)"*
 	[[ $cons == *"xg_near EXCLUDE USING gist (hamming_ball(sh, 3) WITH &&)"* ]] && [ "$same" = "$orig" ] &&
 	[[ $near_h == *23P01* ]] && [[ $near_g == *23P01* ]] && [ "$check" = passed ] && echo 0 || echo 1) \
 	"pg_dump/pg_restore: both constraints restored with every row, and still refuse near-copies"
+
+# --- 5. a standby, promoted -----------------------------------------------------
+nd_start_standby
+cat >"$work/stream.sql" <<'EOF'
+\set g random(3000, 3039)
+\set m random(0, 7)
+INSERT INTO xh VALUES (nextval('ids'), :g, nd_member(:g, :m)) ON CONFLICT DO NOTHING;
+EOF
+$PGBENCH -n -c 4 -j 2 -t 50 -f "$work/stream.sql" >"$work/stream.out" 2>&1
+nd_wait_replay || echo "# the standby did not catch up"
+runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D "$ND2_DIR/data" -w promote >/dev/null
+export PGPORT_PRIMARY=$PGPORT
+export PGPORT=$ND2_PORT
+recovery=$(psql_q -c "SELECT pg_is_in_recovery()")
+near_old=$(psql -X -At -v VERBOSITY=verbose -c "INSERT INTO xh SELECT nextval('ids'), grp, nd_flip(sh, 1, 9) FROM xh WHERE grp BETWEEN 100 AND 129 LIMIT 1" 2>&1 || true)
+near_new=$(psql -X -At -v VERBOSITY=verbose -c "INSERT INTO xh SELECT nextval('ids'), grp, nd_flip(sh, 1, 9) FROM xh WHERE grp >= 3000 LIMIT 1" 2>&1 || true)
+skipped=$(psql_q -c "WITH i AS (INSERT INTO xh SELECT nextval('ids'), grp, nd_flip(sh, 1, 11) FROM xh WHERE grp >= 3000
+                                ON CONFLICT DO NOTHING RETURNING 1) SELECT count(*) FROM i")
+cat >"$work/promoted.sql" <<'EOF'
+\set g random(4000, 4039)
+\set m random(0, 7)
+BEGIN;
+INSERT INTO xh VALUES (nextval('ids'), :g, nd_member(:g, :m)) ON CONFLICT DO NOTHING;
+SELECT pg_sleep(0.01);
+COMMIT;
+EOF
+$PGBENCH -n -c 4 -j 2 -t 100 -f "$work/promoted.sql" >"$work/promoted.out" 2>&1
+read -r rows groups <<<"$(psql_q -F' ' -c "SELECT count(*), count(DISTINCT grp) FROM xh WHERE grp >= 4000")"
+streamed=$(psql_q -c "SELECT count(DISTINCT grp) || '/' || count(*) FROM xh WHERE grp BETWEEN 3000 AND 3999")
+check=$(nd_ham_check xh_near)
+echo "# promoted (in recovery: $recovery): streamed groups/rows $streamed; near-copies: ${near_old%%$'\n'*} / ${near_new%%$'\n'*}; ON CONFLICT inserted $skipped; 400 concurrent inserts: $rows rows for $groups groups; hamming_check: $check"
+ok $([ "$recovery" = f ] && [[ $near_old == *23P01* ]] && [[ $near_new == *23P01* ]] && [ "$skipped" = 0 ] &&
+	[ "$streamed" = 40/40 ] && [ "$rows" = 40 ] && [ "$groups" = 40 ] && [ "$(pairs xh)" = 0 ] && [ "$check" = passed ] &&
+	echo 0 || echo 1) \
+	"a promoted standby enforces the constraint: near-copies of old and streamed rows refused, concurrent inserters leave one row per group"
+export PGPORT=$PGPORT_PRIMARY
 echo "1..$n"
 SCRIPT

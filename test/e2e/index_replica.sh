@@ -22,9 +22,8 @@ export ND_E2E_LIB=$ROOT/test/e2e/lib
 nd_in_cluster bash -s <<'SCRIPT'
 set -euo pipefail
 . "$ND_E2E_LIB/common.sh"
-BIN=/usr/lib/postgresql/15/bin
 nd_second_cluster nd-standby
-sdir=$ND2_DIR port2=$ND2_PORT
+port2=$ND2_PORT
 
 nd_setup_db
 psql_q -c "CREATE EXTENSION pgstattuple"
@@ -37,38 +36,10 @@ psql_q -c "CREATE INDEX rg_gist ON rg USING gist (sh)" \
 	-c "CREATE INDEX rh_ham ON rh USING hamming (sh) WITH (pending_limit = 64)"
 
 # --- the standby ----------------------------------------------------------------------
-runuser -u postgres -- env PGPASSWORD="$PGPASSWORD" "$BIN/pg_basebackup" -h "$PGHOST" -p "$PGPORT" -U "$PGUSER" \
-	-D "$sdir/data" -X stream -R -c fast
-# Debian keeps the configuration outside the data directory: write one.
-runuser -u postgres -- tee "$sdir/data/postgresql.conf" >/dev/null <<EOF
-port = $port2
-listen_addresses = 'localhost'
-unix_socket_directories = '$sdir'
-hot_standby = on
-extension_destdir = '$ND_STAGE'
-lc_messages = 'C'
-max_standby_streaming_delay = -1
-EOF
-runuser -u postgres -- tee "$sdir/data/pg_hba.conf" >/dev/null <<EOF
-local all all trust
-host all all 127.0.0.1/32 scram-sha-256
-host all all ::1/128 scram-sha-256
-EOF
-runuser -u postgres -- touch "$sdir/data/pg_ident.conf"
-runuser -u postgres -- "$BIN/pg_ctl" -D "$sdir/data" -l "$sdir/log" -w start >/dev/null
+nd_start_standby
 ok $([ "$(PGPORT=$port2 psql -X -At -c 'SELECT pg_is_in_recovery()')" = t ] && echo 0 || echo 1) \
 	"the standby runs (hot standby, streaming from the primary)"
 
-# replay: until the standby has replayed everything the primary wrote.
-replay() {
-	local lsn i
-	lsn=$(psql_q -c "SELECT pg_current_wal_lsn()")
-	for ((i = 0; i < 3000; i++)); do
-		[ "$(PGPORT=$port2 psql -X -At -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'" 2>/dev/null)" = t ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 digest() { psql -X -At -c "SELECT count(*) || ' rows, ' || md5(string_agg(id || ':' || coalesce(sh::text, '-'), ',' ORDER BY id)) FROM $1"; }
 # on_standby TABLE INDEX LABEL: the standby has the primary's rows, and its
 # index paths return what its sequential scans return.
@@ -94,7 +65,7 @@ done
 psql_q -c "CREATE INDEX sg_gist ON sg USING gist (sh)" \
 	-c "CREATE INDEX sn_gin ON sn USING gin (sh) WITH (fastupdate = off)" \
 	-c "CREATE INDEX sh_ham ON sh USING hamming (sh)"
-replay || echo "# the standby did not catch up"
+nd_wait_replay || echo "# the standby did not catch up"
 pending=$(PGPORT=$port2 psql_q -c "SELECT pending_tuples FROM pgstatginindex('rn_gin')")
 echo "# GIN pending list on the standby: $pending tuples"
 ok $([ "$pending" -gt 0 ] && echo 0 || echo 1) "rn_gin's pending list, replayed, is not empty (scans read it)"
@@ -111,7 +82,7 @@ for t in rg rn rh sg sn sh; do
 done
 psql_q -c "REINDEX INDEX CONCURRENTLY sg_gist" -c "REINDEX INDEX CONCURRENTLY sn_gin" \
 	-c "REINDEX INDEX CONCURRENTLY sh_ham"
-replay || echo "# the standby did not catch up"
+nd_wait_replay || echo "# the standby did not catch up"
 pending=$(PGPORT=$port2 psql_q -c "SELECT pending_tuples FROM pgstatginindex('rn_gin')")
 ok $([ "$pending" = 0 ] && echo 0 || echo 1) "VACUUM on the primary emptied rn_gin's pending list on the standby"
 on_standby rg rg_gist "after VACUUM"

@@ -153,6 +153,43 @@ nd_second_cluster() {
 	while ss -ltn 2>/dev/null | grep -q ":$ND2_PORT "; do ND2_PORT=$((20000 + RANDOM % 20000)); done
 	trap nd_second_cluster_gone EXIT
 }
+# nd_start_standby: a hot standby of the throwaway cluster in $ND2_DIR/data
+# (nd_second_cluster first), made with pg_basebackup and streaming from it.
+nd_start_standby() {
+	local bin=/usr/lib/postgresql/15/bin
+	runuser -u postgres -- env PGPASSWORD="$PGPASSWORD" "$bin/pg_basebackup" -h "$PGHOST" -p "$PGPORT" \
+		-U "$PGUSER" -D "$ND2_DIR/data" -X stream -R -c fast
+	# Debian keeps the configuration outside the data directory: write one.
+	runuser -u postgres -- tee "$ND2_DIR/data/postgresql.conf" >/dev/null <<EOF
+port = $ND2_PORT
+listen_addresses = 'localhost'
+unix_socket_directories = '$ND2_DIR'
+hot_standby = on
+extension_destdir = '$ND_STAGE'
+lc_messages = 'C'
+max_standby_streaming_delay = -1
+EOF
+	runuser -u postgres -- tee "$ND2_DIR/data/pg_hba.conf" >/dev/null <<EOF
+local all all trust
+host all all 127.0.0.1/32 scram-sha-256
+host all all ::1/128 scram-sha-256
+EOF
+	runuser -u postgres -- touch "$ND2_DIR/data/pg_ident.conf"
+	runuser -u postgres -- "$bin/pg_ctl" -D "$ND2_DIR/data" -l "$ND2_DIR/log" -w start >/dev/null
+}
+
+# nd_wait_replay: until the standby has replayed everything the primary
+# wrote (false after 5 minutes).
+nd_wait_replay() {
+	local lsn i
+	lsn=$(psql_q -c "SELECT pg_current_wal_lsn()")
+	for ((i = 0; i < 3000; i++)); do
+		[ "$(PGPORT=$ND2_PORT psql -X -At -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'" 2>/dev/null)" = t ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 nd_second_cluster_gone() {
 	if [ -f "$ND2_DIR/data/postmaster.pid" ]; then
 		runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D "$ND2_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
