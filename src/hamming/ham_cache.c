@@ -52,7 +52,6 @@
 
 struct HamDirRef
 {
-	Oid			indexoid;		/* hash key */
 	RelFileNode node;
 	BlockNumber run_header;
 	MemoryContext ctx;			/* holds this struct and the directory */
@@ -194,6 +193,25 @@ ham_cache_init(void)
 	RegisterXactCallback(ham_cache_xact_callback, NULL);
 }
 
+/* The cache's slot for an index, made empty if it has none. */
+static HamDirSlot *
+ham_slot_of(Relation index)
+{
+	Oid			indexoid = RelationGetRelid(index);
+	HamDirSlot *slot;
+	bool		found;
+
+	if (ham_dir_cache == NULL)
+		ham_cache_init();
+	slot = hash_search(ham_dir_cache, &indexoid, HASH_ENTER, &found);
+	if (!found)
+	{
+		slot->ref = NULL;
+		slot->list = NULL;
+	}
+	return slot;
+}
+
 /*
  * The directory of the run the snapshot names, from the cache or read now;
  * the caller releases it with ham_dir_release().
@@ -201,17 +219,12 @@ ham_cache_init(void)
 HamDirRef *
 ham_dir_acquire(Relation index, const HamSnapshot *snap)
 {
-	Oid			indexoid = RelationGetRelid(index);
-	HamDirSlot *slot;
+	HamDirSlot *slot = ham_slot_of(index);
 	HamDirRef  *ref;
 	MemoryContext ctx,
 				old;
-	bool		found;
 
-	if (ham_dir_cache == NULL)
-		ham_cache_init();
-	slot = hash_search(ham_dir_cache, &indexoid, HASH_FIND, NULL);
-	if (slot && slot->ref)
+	if (slot->ref)
 	{
 		ref = slot->ref;
 		if (RelFileNodeEquals(ref->node, index->rd_node) &&
@@ -244,15 +257,11 @@ ham_dir_acquire(Relation index, const HamSnapshot *snap)
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(old);
-	ref->indexoid = indexoid;
 	ref->node = index->rd_node;
 	ref->run_header = snap->run_header;
 	ref->ctx = ctx;
 	ref->refcount = 1;
 	ref->generation = ham_generation;
-	slot = hash_search(ham_dir_cache, &indexoid, HASH_ENTER, &found);
-	if (!found)
-		slot->list = NULL;
 	slot->ref = ref;
 	return ref;
 }
@@ -392,22 +401,12 @@ bool
 ham_list_cache_search(Relation index, const HamSnapshot *snap, const HamList *list,
 					  uint64 center, int radius, HamListHit hit, void *arg)
 {
-	Oid			indexoid = RelationGetRelid(index);
-	HamDirSlot *slot;
+	HamDirSlot *slot = ham_slot_of(index);
 	HamListCache *c;
 	HamListCacheHits h;
-	bool		found;
 	double		bytes_per_entry = sizeof(ItemPointerData) + sizeof(uint64) +
 		3 * sizeof(uint32) * snap->nblocks;
 
-	if (ham_dir_cache == NULL)
-		ham_cache_init();
-	slot = hash_search(ham_dir_cache, &indexoid, HASH_ENTER, &found);
-	if (!found)
-	{
-		slot->ref = NULL;
-		slot->list = NULL;
-	}
 	if ((double) list->npages * HAM_PAGE_CAPACITY * bytes_per_entry > (double) work_mem * 1024.0)
 	{
 		ham_list_cache_free(slot);

@@ -350,6 +350,16 @@ ham_canreturn(Relation index, int attno)
 	return attno == 1 && !ham_indexes_balls(index);
 }
 
+/* An entry of the pending or sealed list within max_radius (a page of it, or its cache in ham_cache.c). */
+static void
+ham_scan_list_hit(uint64 code, ItemPointer tid, int distance, void *arg)
+{
+	HamScanOpaque so = (HamScanOpaque) arg;
+
+	if (ham_filters_pass(so, code))
+		ham_found(so, so->list, distance, tid, code);
+}
+
 /* The entries of a page of a list (pending or sealed) within max_radius. */
 static void
 ham_scan_list_page(Page page, void *arg)
@@ -363,18 +373,7 @@ ham_scan_list_page(Page page, void *arg)
 	k = nd_hamming_within(codes, HamPageGetOpaque(page)->nentries, so->center, so->max_radius,
 						  idx, dist);
 	for (size_t j = 0; j < k; j++)
-		if (ham_filters_pass(so, codes[idx[j]]))
-			ham_found(so, so->list, dist[j], &HamPageTids(page)[idx[j]], codes[idx[j]]);
-}
-
-/* An entry of the pending or sealed list within max_radius (ham_cache.c). */
-static void
-ham_scan_list_hit(uint64 code, ItemPointer tid, int distance, void *arg)
-{
-	HamScanOpaque so = (HamScanOpaque) arg;
-
-	if (ham_filters_pass(so, code))
-		ham_found(so, so->list, distance, tid, code);
+		ham_scan_list_hit(codes[idx[j]], &HamPageTids(page)[idx[j]], dist[j], so);
 }
 
 /*
