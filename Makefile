@@ -81,7 +81,8 @@ bench-gin:
 	@bash test/bench/run_gin.sh
 
 # The hamming access method against GIN, GiST and the seq scan: exact KNN
-# and radius latency, builds, size (ROWS, NQ, NSLOW, PATHS).
+# and radius latency, builds, size (ROWS, NQ, NSLOW, PATHS; PGVECTOR_SRC
+# adds pgvector built from that source tree for the side-by-side).
 bench-am:
 	@bash test/bench/run_am.sh
 

@@ -4,7 +4,9 @@
 --
 -- psql variables: rows (default 1000000), nq (queries of each kind,
 -- default 200), nslow (queries per kind for the slow paths -- seq scan,
--- GiST KNN -- default 20), paths (default 'hamming,gin,gist').
+-- GiST KNN -- default 20), paths (default 'hamming,gin,gist'; add
+-- 'pgvector' for the peer's HNSW and IVFFlat on the same bits as bit(64),
+-- when run_am.sh has built and staged it).
 --
 -- Data (the recipe of issue 11): `rows` random codes, rows/50 planted
 -- near-copies (1..5 bits from one of rows/500 originals), rows/1000 exact
@@ -63,11 +65,24 @@ FROM generate_series(1, :nq) i;
 CREATE TEMP TABLE timing (path text, what text, kind text, qid int, ms float8, result text);
 CREATE TEMP TABLE builds (path text, mwm text, build_s float8, bytes_per_row float8);
 
-CREATE TEMP TABLE workload (what text, sql text);
+-- A KNN result is its sorted distance list, so that ties compare equal
+-- whichever of the tied rows a path returns.  target 'bit' runs on docv,
+-- the same codes as bit(64) for pgvector (its <~> is Hamming on bit).
+CREATE TEMP TABLE workload (what text, target text, sql text);
 INSERT INTO workload VALUES
-  ('knn10', 'SELECT string_agg(d::text, '','' ORDER BY d) FROM (SELECT id, sh <~> %L AS d FROM doc ORDER BY sh <~> %L LIMIT 10) s'),
-  ('k=3', 'SELECT count(id)::text FROM doc WHERE sh <~> %L <= 3'),
-  ('k=10', 'SELECT count(id)::text FROM doc WHERE sh <~> %L <= 10');
+  ('knn10', 'simhash64', 'SELECT string_agg(d::text, '','' ORDER BY d) FROM (SELECT id, sh <~> %L AS d FROM doc ORDER BY sh <~> %L LIMIT 10) s'),
+  ('k=3', 'simhash64', 'SELECT count(id)::text FROM doc WHERE sh <~> %L <= 3'),
+  ('k=10', 'simhash64', 'SELECT count(id)::text FROM doc WHERE sh <~> %L <= 10'),
+  ('knn10', 'bit', 'SELECT string_agg(d::text, '','' ORDER BY d) FROM (SELECT id, bv <~> %L::bit(64) AS d FROM docv ORDER BY bv <~> %L::bit(64) LIMIT 10) s');
+
+-- recall@n of a KNN answer: the share of the exact distance list that it
+-- matches (multiset intersection, so ties are not penalised).
+CREATE FUNCTION pg_temp.recall(got text, exact text) RETURNS float8
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(sum(least(g.n, e.n)), 0)::float8 / cardinality(string_to_array(exact, ','))
+    FROM (SELECT v, count(*) AS n FROM unnest(string_to_array(got, ',')) v GROUP BY v) g
+    JOIN (SELECT v, count(*) AS n FROM unnest(string_to_array(exact, ',')) v GROUP BY v) e USING (v)
+$$;
 
 CREATE FUNCTION pg_temp.use(path text) RETURNS void
 LANGUAGE plpgsql AS $$
@@ -78,24 +93,36 @@ BEGIN
     PERFORM set_config('enable_seqscan', (path = 'seq scan')::text, false);
 END $$;
 
--- Each query once (after one warm-up run of the first), planning included.
-CREATE FUNCTION pg_temp.run(path text, n int, whats text[]) RETURNS void
+-- Each query once (after one warm-up run of the first), planning included;
+-- settings: 'name=value' GUCs for the run (pgvector's search knobs).
+CREATE FUNCTION pg_temp.run(path text, n int, whats text[], target text DEFAULT 'simhash64',
+                            settings text[] DEFAULT '{}') RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
     w record;
     r record;
     t0 timestamptz;
     res text;
+    q text;
+    setting text;
 BEGIN
     PERFORM pg_temp.use(path);
-    FOR w IN SELECT * FROM workload WHERE what = ANY (whats) LOOP
-        EXECUTE format(w.sql, 'ffffffffffffffff', 'ffffffffffffffff') INTO res;
+    FOREACH setting IN ARRAY settings LOOP
+        PERFORM set_config(split_part(setting, '=', 1), split_part(setting, '=', 2), false);
+    END LOOP;
+    FOR w IN SELECT * FROM workload WHERE what = ANY (whats) AND workload.target = run.target LOOP
+        q := CASE target WHEN 'bit' THEN (-1)::bigint::bit(64)::text ELSE 'ffffffffffffffff' END;
+        EXECUTE format(w.sql, q, q) INTO res;
         FOR r IN SELECT * FROM qs WHERE qid <= n ORDER BY kind, qid LOOP
+            q := CASE target WHEN 'bit' THEN r.q::bigint::bit(64)::text ELSE r.q::text END;
             t0 := clock_timestamp();
-            EXECUTE format(w.sql, r.q, r.q) INTO res;
+            EXECUTE format(w.sql, q, q) INTO res;
             INSERT INTO timing VALUES (path, w.what, r.kind, r.qid,
                                        extract(epoch FROM clock_timestamp() - t0) * 1000, res);
         END LOOP;
+    END LOOP;
+    FOREACH setting IN ARRAY settings LOOP
+        PERFORM set_config(split_part(setting, '=', 1), NULL, false);
     END LOOP;
     RESET enable_indexscan; RESET enable_indexonlyscan; RESET enable_bitmapscan; RESET enable_seqscan;
 END $$;
@@ -113,13 +140,18 @@ BEGIN
     RESET maintenance_work_mem;
 END $$;
 
-SELECT count(*) FROM doc \g /dev/null
--- The baseline: a sequential scan (parallel, as PostgreSQL plans it).
-SELECT pg_temp.run('seq scan', :nslow, '{knn10,k=3,k=10}') \g /dev/null
-
 SELECT position('hamming' IN :'paths') > 0 AS p_hamming,
        position('gin' IN :'paths') > 0 AS p_gin,
-       position('gist' IN :'paths') > 0 AS p_gist \gset
+       position('gist' IN :'paths') > 0 AS p_gist,
+       position('pgvector' IN :'paths') > 0 AS p_pgvector \gset
+
+SELECT count(*) FROM doc \g /dev/null
+-- The baseline: a sequential scan (parallel, as PostgreSQL plans it).  It
+-- is also the exact answer of every query that another path's exact and
+-- recall columns are counted on; pgvector's recall is measured on every
+-- KNN query.
+SELECT pg_temp.run('seq scan', :nslow, '{k=3,k=10}') \g /dev/null
+SELECT pg_temp.run('seq scan', CASE WHEN :'p_pgvector' THEN :nq ELSE :nslow END, '{knn10}') \g /dev/null
 
 \if :p_hamming
 SELECT pg_temp.build('hamming', '64MB', 'CREATE INDEX doc_ham ON doc USING hamming (sh)', 'doc_ham') \g /dev/null
@@ -141,6 +173,23 @@ SELECT pg_temp.run('gist', :nslow, '{knn10}') \g /dev/null
 SELECT pg_temp.run('gist', :nq, '{k=3}') \g /dev/null
 DROP INDEX doc_gist;
 \endif
+\if :p_pgvector
+-- The peer a user would pick (issue 11): pgvector on the same 64 bits as
+-- bit(64), its Hamming opclass, default build parameters.  HNSW is built
+-- at 4GB only: at 64MB its graph does not fit and the build is many
+-- times slower (pgvector's own advice is to raise the setting).
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE TABLE docv AS SELECT id, sh::bigint::bit(64) AS bv FROM doc;
+VACUUM ANALYZE docv;
+SELECT pg_temp.build('pgvector hnsw', '4GB', 'CREATE INDEX docv_hnsw ON docv USING hnsw (bv bit_hamming_ops)', 'docv_hnsw') \g /dev/null
+SELECT pg_temp.run('pgvector hnsw ef=' || ef, :nq, '{knn10}', 'bit', ARRAY['hnsw.ef_search=' || ef])
+FROM unnest('{40,100,200}'::int[]) ef \g /dev/null
+DROP INDEX docv_hnsw;
+SELECT pg_temp.build('pgvector ivfflat', '64MB', format('CREATE INDEX docv_ivf ON docv USING ivfflat (bv bit_hamming_ops) WITH (lists = %s)', greatest(:total_rows / 1000, 10)), 'docv_ivf') \g /dev/null
+SELECT pg_temp.run('pgvector ivfflat probes=' || p, :nq, '{knn10}', 'bit', ARRAY['ivfflat.probes=' || p])
+FROM unnest('{10,32}'::int[]) p \g /dev/null
+DROP TABLE docv;
+\endif
 
 \echo
 \echo 'rows:' :total_rows
@@ -148,15 +197,17 @@ DROP INDEX doc_gist;
 SELECT path, mwm, round(build_s::numeric, 2) AS build_s, round(bytes_per_row::numeric, 1) AS bytes_per_row
 FROM builds ORDER BY path, mwm DESC;
 
-\echo 'Latency in ms (p50, p99; planning included), speed-up over the sequential scan p50, and'
-\echo 'exact: the queries whose answer equals the sequential scan''s (all of its queries):'
+\echo 'Latency in ms (p50, p99; planning included), speed-up over the sequential scan p50,'
+\echo 'exact: the queries whose answer equals the sequential scan''s (all of its queries), and'
+\echo 'recall: of KNN 10, the mean share of the exact distance list returned:'
 WITH s AS (SELECT what, kind, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50
            FROM timing WHERE path = 'seq scan' GROUP BY what, kind)
 SELECT t.path, t.what, t.kind, count(*) AS n,
        round(percentile_cont(0.5) WITHIN GROUP (ORDER BY t.ms)::numeric, 3) AS p50_ms,
        round(percentile_cont(0.99) WITHIN GROUP (ORDER BY t.ms)::numeric, 3) AS p99_ms,
        round((s.p50 / percentile_cont(0.5) WITHIN GROUP (ORDER BY t.ms))::numeric, 1) AS x_seq,
-       count(*) FILTER (WHERE t.result = b.result) AS exact
+       count(*) FILTER (WHERE t.result = b.result) AS exact,
+       CASE WHEN t.what = 'knn10' THEN round(avg(pg_temp.recall(t.result, b.result))::numeric, 3) END AS recall
 FROM timing t JOIN s USING (what, kind)
 LEFT JOIN timing b ON b.path = 'seq scan' AND b.what = t.what AND b.kind = t.kind AND b.qid = t.qid
 GROUP BY t.path, t.what, t.kind, s.p50 ORDER BY t.what, t.kind, t.path;
