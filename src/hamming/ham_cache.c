@@ -334,6 +334,8 @@ ham_list_cache_extend(HamListCache *c, Relation index, const HamList *list)
 {
 	BlockNumber blkno = c->last_blkno;
 	int			from = c->last_count;
+	BlockNumber visited = 0;
+	BlockNumber limit = list->npages;
 
 	if (blkno == InvalidBlockNumber)
 	{
@@ -343,10 +345,16 @@ ham_list_cache_extend(HamListCache *c, Relation index, const HamList *list)
 	c->valid = false;			/* until the end: an error leaves it unusable */
 	while (blkno != InvalidBlockNumber)
 	{
-		Buffer		buf = ham_read_page(index, blkno, HAM_KIND_LIST, list->epoch, -1);
-		Page		page = BufferGetPage(buf);
-		HamPageOpaque opaque = HamPageGetOpaque(page);
-		int			n = opaque->nentries;
+		Buffer		buf;
+		Page		page;
+		HamPageOpaque opaque;
+		int			n;
+
+		ham_list_count_page(index, blkno, &visited, &limit);
+		buf = ham_read_page(index, blkno, HAM_KIND_LIST, list->epoch, -1);
+		page = BufferGetPage(buf);
+		opaque = HamPageGetOpaque(page);
+		n = opaque->nentries;
 
 		if (blkno == c->last_blkno && HamListPageCleanups(opaque) != c->last_cleanups)
 		{
@@ -373,6 +381,7 @@ ham_list_cache_extend(HamListCache *c, Relation index, const HamList *list)
 		blkno = opaque->next;
 		from = 0;
 		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
 	}
 	c->valid = true;
 }

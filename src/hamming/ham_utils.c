@@ -482,6 +482,27 @@ hamming_handler(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Count one more page of a walk along a list: a walk longer than the index
+ * follows a next link that loops (a damaged page), and must end in an
+ * error, not go round for ever.  *limit starts at the list's page count in
+ * the snapshot; the pages appended since are allowed up to the index's
+ * size, read only when the count passes the limit.
+ */
+void
+ham_list_count_page(Relation index, BlockNumber blkno, BlockNumber *visited, BlockNumber *limit)
+{
+	if (++*visited <= *limit)
+		return;
+	*limit = RelationGetNumberOfBlocks(index);
+	if (*visited > *limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has a list of pages that loops at page %u",
+						RelationGetRelationName(index), blkno),
+				 errhint("REINDEX the index.")));
+}
+
+/*
  * Visit every page of a list (pending, sealed or nulls), head to tail,
  * pages appended meanwhile included.
  */
@@ -489,12 +510,17 @@ void
 ham_list_walk(Relation index, const HamList *list, HamListVisit visit, void *arg)
 {
 	BlockNumber blkno = list->head;
+	BlockNumber visited = 0;
+	BlockNumber limit = list->npages;
 
 	while (blkno != InvalidBlockNumber)
 	{
-		Buffer		buf = ham_read_page(index, blkno, HAM_KIND_LIST, list->epoch, -1);
-		Page		page = BufferGetPage(buf);
+		Buffer		buf;
+		Page		page;
 
+		ham_list_count_page(index, blkno, &visited, &limit);
+		buf = ham_read_page(index, blkno, HAM_KIND_LIST, list->epoch, -1);
+		page = BufferGetPage(buf);
 		visit(page, arg);
 		blkno = HamPageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);

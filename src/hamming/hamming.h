@@ -248,6 +248,8 @@ extern void ham_list_append(Relation index, int which, uint64 code, ItemPointer 
 /* Called with each page of a list, share-locked */
 typedef void (*HamListVisit) (Page page, void *arg);
 extern void ham_list_walk(Relation index, const HamList *list, HamListVisit visit, void *arg);
+extern void ham_list_count_page(Relation index, BlockNumber blkno, BlockNumber *visited,
+								BlockNumber *limit);
 extern bytea *ham_options(Datum reloptions, bool validate);
 extern Relation ham_open_index(Oid indexoid, LOCKMODE lockmode);
 extern void ham_buildempty(Relation index);

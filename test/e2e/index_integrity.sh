@@ -2,7 +2,7 @@
 # End-to-end: hamming_check() passes on sound indexes, also while rows are
 # inserted, and catches deliberately damaged pages.
 #
-# Five tables with the same 30,000 rows (lib/index_check.sql's nd_row_code:
+# Six tables with the same 30,000 rows (lib/index_check.sql's nd_row_code:
 # NULLs, duplicates, extremes, planted and random codes), each with a
 # hamming index and 600 more rows in its pending list.  hamming_check(index,
 # true) passes on all of them, and keeps passing while another session
@@ -15,10 +15,13 @@
 #       one (a row has
 #       lost its entry: only the heapallindexed check can see it, and an
 #       index scan for that row's code finds nothing);
-#   d4: a directory page's kind overwritten.
+#   d4: a directory page's kind overwritten;
+#   d5: the next link of the pending list's first page pointed at itself
+#       (a list that loops: scans, through the session's list cache and
+#       page by page, must fail instead of going round for ever).
 # After a restart, hamming_check reports each with SQLSTATE XX002
-# (index_corrupted) and a message that names the problem; the fifth index
-# still passes.  Prints TAP.
+# (index_corrupted) and a message that names the problem, as do the scans
+# of d5; the undamaged index still passes.  Prints TAP.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib/pgenv.sh
@@ -36,14 +39,14 @@ trap '[ -n "$inserter" ] && kill "$inserter" 2>/dev/null; rm -rf "$work"' EXIT
 
 nd_setup_db
 psql_q -c "CREATE EXTENSION pageinspect"
-for t in t0 d1 d2 d3 d4; do
+for t in t0 d1 d2 d3 d4 d5; do
 	psql_q -c "CREATE TABLE $t (id bigint PRIMARY KEY, sh simhash64) WITH (autovacuum_enabled = off)" \
 		-c "INSERT INTO $t SELECT i, nd_row_code(i) FROM generate_series(1, 30000) i" \
 		-c "CREATE INDEX ${t}_ham ON $t USING hamming (sh) WITH (blocks = 4, pending_limit = 1024)" \
 		-c "INSERT INTO $t SELECT i, nd_row_code(i) FROM generate_series(30001, 30600) i"
 done
 
-for t in t0 d1 d2 d3 d4; do
+for t in t0 d1 d2 d3 d4 d5; do
 	out=$(nd_ham_check ${t}_ham)
 	[ "$out" = passed ] || echo "# $out"
 	ok $([ "$out" = passed ] && echo 0 || echo 1) "$t: a sound index passes hamming_check (heapallindexed)"
@@ -94,12 +97,13 @@ page() {
 }
 datadir=$(psql_q -c "SHOW data_directory")
 declare -A file blk
-for i in 1 2 3 4; do file[$i]=$datadir/$(psql_q -c "SELECT pg_relation_filepath('d${i}_ham')"); done
+for i in 1 2 3 4 5; do file[$i]=$datadir/$(psql_q -c "SELECT pg_relation_filepath('d${i}_ham')"); done
 blk[1]=$(page d1_ham "kind = 4 AND tbl = 1" 20)
 blk[2]=$(page d2_ham "kind = 4 AND tbl = 2" 20)
 blk[3]=$(page d3_ham "kind = 5 AND epoch = pending")
 blk[4]=$(page d4_ham "kind = 3")
-echo "# pages to damage: d1 ${blk[1]}, d2 ${blk[2]}, d3 ${blk[3]}, d4 ${blk[4]}"
+blk[5]=$(page d5_ham "kind = 5 AND epoch = pending")
+echo "# pages to damage: d1 ${blk[1]}, d2 ${blk[2]}, d3 ${blk[3]}, d4 ${blk[4]}, d5 ${blk[5]}"
 # the row d3 loses: the last entry of its list page
 lost_code=$(psql_q -c "
 	WITH p AS (SELECT get_raw_page('d3_ham', ${blk[3]}) AS p),
@@ -134,6 +138,8 @@ if ($what eq "swap") {			# the first two neighbours that differ
 	substr($page, 8186, 2) = pack("v", $n - 1); $done = 1;
 } elsif ($what eq "kind") {		# claims to be a data page
 	substr($page, 8184, 2) = pack("v", 4); $done = 1;
+} elsif ($what eq "loop") {		# the next page is this one
+	substr($page, 8180, 4) = pack("V", $blk); $done = 1;
 }
 die "nothing to $what on block $blk\n" unless $done;
 seek($fh, $blk * 8192, 0) or die; print $fh $page; close($fh) or die;
@@ -145,9 +151,10 @@ perl "$work/edit.pl" swap "${file[1]}" "${blk[1]}" || edits=1
 perl "$work/edit.pl" change "${file[2]}" "${blk[2]}" || edits=1
 perl "$work/edit.pl" drop "${file[3]}" "${blk[3]}" || edits=1
 perl "$work/edit.pl" kind "${file[4]}" "${blk[4]}" || edits=1
+perl "$work/edit.pl" loop "${file[5]}" "${blk[5]}" || edits=1
 pg_ctlcluster 15 regress start
 nd_wait_ready
-ok $edits "four pages damaged on disk, server restarted"
+ok $edits "five pages damaged on disk, server restarted"
 
 # expect DESCRIPTION INDEX HEAPALLINDEXED PATTERN: hamming_check fails with
 # XX002 and a message matching PATTERN.
@@ -169,6 +176,17 @@ n_seq=$(psql_q -c "SET enable_indexscan = off" -c "SET enable_bitmapscan = off" 
 echo "# rows of code $lost_code: index scan $n_idx, sequential scan $n_seq"
 ok $([ "$n_idx" -lt "$n_seq" ] && echo 0 || echo 1) "d3: the damage is real: an index scan misses the row"
 expect "d4: a page of the wrong kind is reported" d4_ham false "page ${blk[4]} is not what the scan expected"
+expect "d5: a list that loops is reported" d5_ham false "a list of pages loops"
+# An index scan of d5 (with work_mem as set: the list cached, or read page
+# by page) ends in the error; timeout turns a scan that loops into a failure.
+for wm in 4MB 64kB; do
+	out=$(timeout 120 psql -X -At -v VERBOSITY=verbose -c "SET work_mem = '$wm'" \
+		-c "SET enable_seqscan = off" -c "SET enable_bitmapscan = off" \
+		-c "SELECT count(*) FROM d5 WHERE sh <~> '0123456789abcdef' <= 3" 2>&1 | tr '\n' ' ' || true)
+	echo "# d5 scan, work_mem $wm: $out" | cut -c1-300
+	ok $([[ $out == *"ERROR:  XX002: "* && $out == *"has a list of pages that loops at page ${blk[5]}"* ]] && echo 0 || echo 1) \
+		"d5: an index scan (work_mem $wm) fails on the loop instead of hanging"
+done
 out=$(nd_ham_check t0_ham)
 ok $([ "$out" = passed ] && echo 0 || echo 1) "t0: the undamaged index still passes"
 echo "1..$n"
