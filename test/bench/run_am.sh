@@ -36,9 +36,12 @@ if [ -n "${PGVECTOR_SRC:-}" ]; then
 	chmod -R a+rX "$ND_STAGE"
 	echo "pgvector $(git -C "$PGVECTOR_SRC" describe --tags 2>/dev/null || echo "(version unknown)") from $PGVECTOR_SRC"
 	case ",$paths," in *,pgvector,*) ;; *) paths="$paths,pgvector" ;; esac
+	# The parallel workers of its HNSW build load the library by its bare
+	# name, which extension_destdir does not redirect.
+	pgvector_libdir="dynamic_library_path=\$libdir:$ND_STAGE$("$ND_PG_CONFIG" --pkglibdir)"
 fi
 
-export ND_PG_OPTS=${ND_PG_OPTS:-"shared_buffers=4GB"}
+export ND_PG_OPTS="${ND_PG_OPTS:-"shared_buffers=4GB"} ${pgvector_libdir:-}"
 
 nd_in_cluster psql -X -q -v ON_ERROR_STOP=1 \
 	-v rows="${ROWS:-1000000}" -v nq="${NQ:-200}" -v nslow="${NSLOW:-20}" -v paths="$paths" \

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The near-duplicate exclusion constraint's cost on writes, in a throwaway
-# cluster: ROWS (default 1M) random codes loaded into three tables with a
-# bigint primary key --
+# cluster: ROWS (default 1M) random codes loaded into tables with a bigint
+# primary key --
 #   pk       the primary key only (the baseline),
+#   index    + a plain hamming index on sh (no constraint; built after the
+#            load): issue 11's insert target,
 #   btree    + EXCLUDE USING btree (id WITH =): PostgreSQL's own exclusion
 #            check (an index scan per row) on the cheapest index there is,
 #            the floor for any exclusion constraint,
@@ -14,9 +16,11 @@
 # run.  The GiST table holds GIST_ROWS (default 100,000) rows: each insert
 # into it costs a GiST radius search, about a millisecond at 1M rows, so
 # loading it with 1M rows one constraint check at a time would take most
-# of an hour.
+# of an hour.  TABLES picks the tables (default all: pk index btree hamming
+# gist; pk, the baseline, is always run).
 #
 #   ROWS=1000000 GIST_ROWS=100000 K=3 SECS=15 CLIENTS=4 COPYROWS=100000 bash test/bench/run_constraint.sh
+#   ROWS=10000000 TABLES="index" bash test/bench/run_constraint.sh
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -28,6 +32,7 @@ nd_stage
 
 export ND_PG_OPTS=${ND_PG_OPTS:-"shared_buffers=2GB"}
 export ROWS=${ROWS:-1000000} GIST_ROWS=${GIST_ROWS:-100000} K=${K:-3} SECS=${SECS:-15} CLIENTS=${CLIENTS:-4} COPYROWS=${COPYROWS:-100000}
+export TABLES="pk ${TABLES:-index btree hamming gist}"
 
 nd_in_cluster bash -s <<'SCRIPT' 2>&1 | grep -v '^Dropping cluster'
 set -euo pipefail
@@ -48,18 +53,21 @@ echo "# $ROWS rows (GiST: $GIST_ROWS), k = $K, pgbench ${SECS}s per run, COPY of
 
 declare -A ddl=(
 	[pk]=""
+	[index]=""
 	[btree]=", CONSTRAINT %s_eq EXCLUDE USING btree (id WITH =)"
 	[hamming]=", CONSTRAINT %s_near EXCLUDE USING hamming (hamming_ball(sh, $K) WITH &&)"
 	[gist]=", CONSTRAINT %s_near EXCLUDE USING gist (hamming_ball(sh, $K) WITH &&)"
 )
+declare -A after=([index]="CREATE INDEX t_index_sh ON t_index USING hamming (sh)")
 declare -A one many copy load
-declare -A rows=([pk]=$ROWS [btree]=$ROWS [hamming]=$ROWS [gist]=$GIST_ROWS)
-for v in pk btree hamming gist; do
+declare -A rows=([pk]=$ROWS [index]=$ROWS [btree]=$ROWS [hamming]=$ROWS [gist]=$GIST_ROWS)
+for v in $TABLES; do
 	# shellcheck disable=SC2059
 	extra=$(printf "${ddl[$v]}" "$v")
 	start=$(date +%s.%N)
 	q -c "CREATE TABLE t_$v (id bigint PRIMARY KEY, sh simhash64 $extra)" \
 		-c "INSERT INTO t_$v SELECT * FROM src WHERE id <= ${rows[$v]}"
+	[ -z "${after[$v]:-}" ] || q -c "${after[$v]}"
 	load[$v]=$(calc "$(date +%s.%N) - $start")
 	q -c "VACUUM ANALYZE t_$v" -c "CHECKPOINT"
 	cat >"$work/ins_$v.sql" <<EOF
@@ -74,7 +82,7 @@ EOF
 done
 echo "| table | rows | INSERT, 1 client | INSERT, $CLIENTS clients | $CLIENTS clients / 1 | COPY $COPYROWS rows | initial load |"
 echo "|---|---|---|---|---|---|---|"
-for v in pk btree hamming gist; do
+for v in $TABLES; do
 	printf "| %s | %s | %.0f/s (%.2fx) | %.0f/s (%.2fx) | %.2f | %.0f/s (%.2fx) | %.1f s |\n" "$v" "${rows[$v]}" \
 		"${one[$v]}" "$(calc "${one[$v]} / ${one[pk]}")" \
 		"${many[$v]}" "$(calc "${many[$v]} / ${many[pk]}")" \
