@@ -250,8 +250,12 @@ typedef struct run_state
 	const nd_pairs_sink *sink;
 	uint64_t	work;
 	uint64_t	emitted;
-	int			spanning;		/* emit spanning edges, not every pair */
+	int			mode;			/* RUN_PAIRS, RUN_SPANNING or RUN_GROUPS */
 } run_state;
+
+#define RUN_PAIRS		0		/* every pair */
+#define RUN_SPANNING	1		/* spanning edges */
+#define RUN_GROUPS		2		/* pairs of distinct codes, as item positions */
 
 static inline void
 add_work(run_state *st, uint64_t units)
@@ -454,9 +458,17 @@ emit_groups(run_state *st, const group_index *gi, size_t ga, size_t gb, int dist
 	const nd_pair_item *items = gi->items;
 	const uint32_t *starts = gi->starts;
 
-	if (st->spanning)
+	if (st->mode == RUN_SPANNING)
 	{
 		emit_pair(st, items[starts[ga]].id, items[starts[gb]].id, dist);
+		return;
+	}
+	if (st->mode == RUN_GROUPS)
+	{
+		/* positions, not ids: the caller expands the two groups */
+		st->sink->emit(st->sink->arg, starts[ga], starts[gb], dist);
+		st->emitted++;
+		add_work(st, 1);
 		return;
 	}
 	for (uint32_t i = starts[ga]; i < starts[ga + 1]; i++)
@@ -691,9 +703,9 @@ process_run(table_scan *ts, uint64_t *codes, size_t n)
 static uint64_t
 allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 			 int t_begin, int t_end, void *scratch, const nd_pairs_sink *sink,
-			 int spanning)
+			 int mode)
 {
-	run_state	st = {sink, 0, 0, spanning};
+	run_state	st = {sink, 0, 0, mode};
 	uint64_t   *perm = (uint64_t *) scratch;
 	uint64_t   *ptmp = perm + n;
 	uint32_t   *starts = (uint32_t *) (ptmp + n);
@@ -717,13 +729,13 @@ allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 	 * Distance-0 pairs inside each group, reported as table 0's; in spanning
 	 * mode a star around the group's first row: linear in the group.
 	 */
-	if (t_begin == 0)
+	if (t_begin == 0 && mode != RUN_GROUPS)
 	{
 		for (size_t g = 0; g < ngroups; g++)
 			for (uint32_t i = starts[g]; i < starts[g + 1]; i++)
 				for (uint32_t j = i + 1; j < starts[g + 1]; j++)
 				{
-					if (spanning && i != starts[g])
+					if (mode == RUN_SPANNING && i != starts[g])
 						break;
 					emit_pair(&st, items[i].id, items[j].id, 0);
 				}
@@ -818,14 +830,114 @@ uint64_t
 nd_allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 				int t_begin, int t_end, void *scratch, const nd_pairs_sink *sink)
 {
-	return allpairs_run(plan, items, n, t_begin, t_end, scratch, sink, 0);
+	return allpairs_run(plan, items, n, t_begin, t_end, scratch, sink, RUN_PAIRS);
 }
 
 uint64_t
 nd_allpairs_edges_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 					  int t_begin, int t_end, void *scratch, const nd_pairs_sink *sink)
 {
-	return allpairs_run(plan, items, n, t_begin, t_end, scratch, sink, 1);
+	return allpairs_run(plan, items, n, t_begin, t_end, scratch, sink, RUN_SPANNING);
+}
+
+uint64_t
+nd_allpairs_groups_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
+					   int t_begin, int t_end, void *scratch, const nd_pairs_sink *sink)
+{
+	return allpairs_run(plan, items, n, t_begin, t_end, scratch, sink, RUN_GROUPS);
+}
+
+/* End of the group of identical codes that starts at position p. */
+static size_t
+group_end(const nd_pair_item *items, size_t n, size_t p)
+{
+	size_t		e = p + 1;
+
+	while (e < n && items[e].code == items[p].code)
+		e++;
+	return e;
+}
+
+/*
+ * The pairs of one run, expanded from its groups of identical codes and
+ * the pairs of groups the core found (nd_allpairs_groups_run), one pair
+ * per call.
+ */
+void
+nd_pair_expander_init(nd_pair_expander *ex, const nd_pair_item *items, size_t n,
+					  int with_groups)
+{
+	memset(ex, 0, sizeof(*ex));
+	ex->items = items;
+	ex->n = n;
+	ex->phase = with_groups ? 0 : 1;
+	/* phase 0 starts before the pair (0, 1); phase 1 waits for groups */
+	if (with_groups)
+		ex->a_end = group_end(items, n, 0);
+}
+
+void
+nd_pair_expander_set_groups(nd_pair_expander *ex, uint32_t pos_a, uint32_t pos_b, int dist)
+{
+	ex->phase = 1;
+	ex->a = pos_a;
+	ex->a_end = group_end(ex->items, ex->n, pos_a);
+	ex->b_start = ex->b = pos_b;
+	ex->b_end = group_end(ex->items, ex->n, pos_b);
+	ex->dist = dist;
+}
+
+int
+nd_pair_expander_next(nd_pair_expander *ex, int64_t *id_a, int64_t *id_b, int *dist)
+{
+	const nd_pair_item *items = ex->items;
+
+	for (;;)
+	{
+		int64_t		x,
+					y;
+
+		if (ex->phase == 0)
+		{
+			/* within the groups of identical codes: (a, b), a < b < a_end */
+			if (++ex->b >= ex->a_end)
+			{
+				if (++ex->a >= ex->n)
+				{
+					ex->phase = 1;
+					ex->a = ex->a_end = 0;
+					continue;
+				}
+				if (ex->a >= ex->a_end)
+					ex->a_end = group_end(items, ex->n, ex->a);
+				ex->b = ex->a + 1;
+				if (ex->b >= ex->a_end)
+					continue;
+			}
+			x = items[ex->a].id;
+			y = items[ex->b].id;
+			*dist = 0;
+		}
+		else
+		{
+			/* the product of two groups, row by row */
+			if (ex->a >= ex->a_end)
+				return 0;		/* the caller sets the next pair of groups */
+			x = items[ex->a].id;
+			y = items[ex->b].id;
+			*dist = ex->dist;
+			if (++ex->b >= ex->b_end)
+			{
+				ex->b = ex->b_start;
+				ex->a++;
+			}
+		}
+		if (x == y)
+			continue;
+		*id_a = x < y ? x : y;
+		*id_b = x < y ? y : x;
+		return 1;
+	}
 }
 
 void

@@ -188,6 +188,50 @@ extern uint64_t nd_allpairs_edges_run(const nd_pairs_plan *plan, nd_pair_item *i
 									  const nd_pairs_sink *sink);
 
 /*
+ * Pairs of groups, for a caller that hands out pairs one at a time
+ * (simhash_pairs as a value-per-call function): the same run, but the
+ * core reports neither the distance-0 pairs nor the rows of two groups; it
+ * emits, once per pair of *distinct* codes within k whose first table is in
+ * [t_begin, t_end), the positions in the sorted items of the two codes'
+ * groups (their first rows) as id_a and id_b, in no particular order.  The
+ * output is as small as the spanning edges; nd_pair_expander turns it back
+ * into every pair, lazily.  items stay sorted by code afterwards.
+ */
+extern uint64_t nd_allpairs_groups_run(const nd_pairs_plan *plan, nd_pair_item *items,
+									   size_t n, int t_begin, int t_end, void *scratch,
+									   const nd_pairs_sink *sink);
+
+/*
+ * Every pair of a run from nd_allpairs_groups_run's output: first (if
+ * with_groups, i.e. the run covered table 0) the distance-0 pairs inside
+ * each group of identical codes, then the rows of each pair of groups the
+ * caller sets.  Pairs come as nd_allpairs_run reports them: id_a < id_b,
+ * equal ids skipped.  O(1) state; each call costs O(1) amortised, plus the
+ * size of the groups when they are set.
+ */
+typedef struct nd_pair_expander
+{
+	const nd_pair_item *items;	/* sorted by code */
+	size_t		n;
+	int			phase;			/* 0: inside groups; 1: a pair of groups */
+	int			dist;
+	size_t		a,
+				a_end,
+				b,
+				b_start,
+				b_end;
+} nd_pair_expander;
+
+extern void nd_pair_expander_init(nd_pair_expander *ex, const nd_pair_item *items,
+								  size_t n, int with_groups);
+/* The rows of the groups at positions pos_a and pos_b, distance dist. */
+extern void nd_pair_expander_set_groups(nd_pair_expander *ex, uint32_t pos_a,
+										uint32_t pos_b, int dist);
+/* The next pair: 1, or 0 when the groups set last (or the run) are done. */
+extern int	nd_pair_expander_next(nd_pair_expander *ex, int64_t *id_a, int64_t *id_b,
+								  int *dist);
+
+/*
  * Sorts items by code (unsigned; an LSD radix sort), tmp holding n items:
  * for a caller that needs rows grouped by some 64-bit key.
  */

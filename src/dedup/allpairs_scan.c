@@ -34,7 +34,7 @@
 /* at most 2^MAX_BATCH_BITS batch files per table (one buffer each) */
 #define MAX_BATCH_BITS 10
 
-typedef struct ScanRun
+struct NdAllPairsScan
 {
 	const NdAllPairsSpec *spec;
 	Oid			simhash_oid;
@@ -49,9 +49,23 @@ typedef struct ScanRun
 	MemoryContext cxt;			/* where they live */
 	uint64		total;			/* rows read (NULL fingerprints excluded) */
 
-	int			ntables;
+	nd_pairs_plan plan;
+	nd_pairs_sink sink;
+	void	   *scratch;		/* the core's, for scratch_rows rows */
+	size_t		scratch_rows;
+
+	/* where the pieces are: the next table and batch */
+	int			next_table;
+	int			next_batch;
 	int			nbatches;
-} ScanRun;
+	int			pbits;			/* batched: a batch is a table's key's top bits */
+	BufFile   **batch;
+	uint64	   *counts;
+	nd_pair_item *readbuf;
+	size_t		chunk;
+};
+
+typedef struct NdAllPairsScan ScanRun;
 
 static void
 scan_emit(void *arg, int64_t id_a, int64_t id_b, int dist)
@@ -72,7 +86,7 @@ scan_table_start(void *arg, int t)
 {
 	ScanRun    *run = (ScanRun *) arg;
 
-	elog(DEBUG1, "%s: table %d of %d", run->spec->fname, t + 1, run->ntables);
+	elog(DEBUG1, "%s: table %d of %d", run->spec->fname, t + 1, run->plan.ntables);
 }
 
 /* The simhash64 type: in the schema of this function, whatever search_path. */
@@ -196,121 +210,103 @@ read_row(Datum *values, bool *nulls, void *arg)
 	add_row(run, id, (uint64) DatumGetSimhash64(values[1]));
 }
 
-static uint64
-run_core(const ScanRun *run, const nd_pairs_plan *plan, nd_pair_item *items,
-		 size_t n, int t_begin, int t_end, void *scratch, const nd_pairs_sink *sink)
+/* The core, in the mode the function asks for. */
+static void
+run_core(ScanRun *run, nd_pair_item *items, size_t n, int t_begin, int t_end)
 {
-	return (run->spec->spanning ? nd_allpairs_edges_run : nd_allpairs_run)
-		(plan, items, n, t_begin, t_end, scratch, sink);
+	if (run->scratch == NULL || n > run->scratch_rows)
+	{
+		if (run->scratch)
+			pfree(run->scratch);
+		/* batches: room for the largest, reused */
+		run->scratch_rows = run->spill ? Max(n, run->budget) : n;
+		run->scratch = MemoryContextAllocHuge(run->cxt, nd_allpairs_scratch_size(run->scratch_rows));
+	}
+	switch (run->spec->output)
+	{
+		case ND_ALLPAIRS_PAIRS:
+			nd_allpairs_run(&run->plan, items, n, t_begin, t_end, run->scratch, &run->sink);
+			break;
+		case ND_ALLPAIRS_EDGES:
+			nd_allpairs_edges_run(&run->plan, items, n, t_begin, t_end, run->scratch, &run->sink);
+			break;
+		case ND_ALLPAIRS_GROUPS:
+			nd_allpairs_groups_run(&run->plan, items, n, t_begin, t_end, run->scratch, &run->sink);
+			break;
+	}
 }
 
 /*
- * Past work_mem: for each table, partition the spilled rows by the leading
- * bits of the table's key into batch files, then run the core on one batch
- * at a time for that table only.
+ * Past work_mem, at the start of each table: partition the spilled rows by
+ * the leading bits of the table's key into batch files, so that the core
+ * can run on one batch at a time for that table only.
  */
 static void
-run_batched(ScanRun *run, const nd_pairs_plan *plan, const nd_pairs_sink *sink_in)
+partition_table(ScanRun *run, int t)
 {
-	nd_pairs_sink sink_copy = *sink_in;
-	const nd_pairs_sink *sink = &sink_copy;
+	nd_pairs_table tab;
+	uint32		lead = nd_pairs_first_lead(&run->plan);
+	uint64		left = run->total;
+
+	for (int i = 0; i < t; i++)
+		lead = nd_pairs_next_lead(lead);
+	scan_table_start(run, t);
+	nd_pairs_table_init(&run->plan, t, lead, &tab);
+	for (int b = 0; b < run->nbatches; b++)
+	{
+		run->batch[b] = BufFileCreateTemp(false);
+		run->counts[b] = 0;
+	}
+	rewind_file(run, run->spill);
+	while (left > 0)
+	{
+		size_t		m = Min(left, (uint64) run->chunk);
+
+		read_exact(run, run->spill, run->readbuf, m * sizeof(nd_pair_item));
+		for (size_t i = 0; i < m; i++)
+		{
+			int			b = run->pbits == 0 ? 0 :
+				(int) (nd_pairs_permute(&tab, run->readbuf[i].code) >> (64 - run->pbits));
+
+			BufFileWrite(run->batch[b], &run->readbuf[i], sizeof(nd_pair_item));
+			run->counts[b]++;
+		}
+		left -= m;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* Past work_mem: the set-up of the batches, once all rows are spilled. */
+static void
+batched_init(ScanRun *run)
+{
 	uint64		want = (run->total + run->budget - 1) / run->budget * 2;
-	int			pbits = 0;
-	uint32		lead = nd_pairs_first_lead(plan);
-	size_t		chunk = Min(run->cap, (size_t) 8192);
-	nd_pair_item *readbuf = palloc(chunk * sizeof(nd_pair_item));
-	BufFile   **batch;
-	uint64	   *counts;
-	void	   *scratch = NULL;
-	size_t		scratch_rows = 0;
 
 	/* twice as many batches as needed on average, for unevenness */
-	while (((uint64) 1 << pbits) < want && pbits < MAX_BATCH_BITS &&
-		   pbits < plan->min_keybits)
-		pbits++;
-	run->nbatches = 1 << pbits;
-	batch = palloc0(sizeof(BufFile *) * run->nbatches);
-	counts = palloc(sizeof(uint64) * run->nbatches);
+	run->pbits = 0;
+	while (((uint64) 1 << run->pbits) < want && run->pbits < MAX_BATCH_BITS &&
+		   run->pbits < run->plan.min_keybits)
+		run->pbits++;
+	run->nbatches = 1 << run->pbits;
+	run->batch = palloc0(sizeof(BufFile *) * run->nbatches);
+	run->counts = palloc(sizeof(uint64) * run->nbatches);
+	run->chunk = Min(run->cap, (size_t) 8192);
+	run->readbuf = palloc(run->chunk * sizeof(nd_pair_item));
 
 	spill_write(run->spill, run->items, run->n);
 	run->n = 0;
 	/* one message per table, not per batch */
-	sink_copy.table_start = NULL;
+	run->sink.table_start = NULL;
 	elog(DEBUG1, "%s: " UINT64_FORMAT " rows, %d blocks, %d tables, %d batches per table",
-		 run->spec->fname, run->total, plan->nblocks, plan->ntables, run->nbatches);
-
-	for (int t = 0; t < plan->ntables; t++, lead = nd_pairs_next_lead(lead))
-	{
-		nd_pairs_table tab;
-		uint64		left = run->total;
-
-		scan_table_start(run, t);
-		nd_pairs_table_init(plan, t, lead, &tab);
-		for (int b = 0; b < run->nbatches; b++)
-		{
-			batch[b] = BufFileCreateTemp(false);
-			counts[b] = 0;
-		}
-		rewind_file(run, run->spill);
-		while (left > 0)
-		{
-			size_t		m = Min(left, (uint64) chunk);
-
-			read_exact(run, run->spill, readbuf, m * sizeof(nd_pair_item));
-			for (size_t i = 0; i < m; i++)
-			{
-				int			b = pbits == 0 ? 0 :
-					(int) (nd_pairs_permute(&tab, readbuf[i].code) >> (64 - pbits));
-
-				BufFileWrite(batch[b], &readbuf[i], sizeof(nd_pair_item));
-				counts[b]++;
-			}
-			left -= m;
-			CHECK_FOR_INTERRUPTS();
-		}
-
-		for (int b = 0; b < run->nbatches; b++)
-		{
-			size_t		cnt = counts[b];
-
-			/*
-			 * A batch may exceed the budget when keys are skewed: at worst
-			 * it is every row, costing what the in-memory path would
-			 * (doc/dedup.md); its long runs are split in the core.
-			 */
-			if (cnt > run->cap)
-			{
-				run->cap = cnt;
-				run->items = repalloc_huge(run->items, cnt * sizeof(nd_pair_item));
-			}
-			if (cnt > scratch_rows || scratch == NULL)
-			{
-				if (scratch)
-					pfree(scratch);
-				scratch_rows = Max(cnt, run->budget);
-				scratch = palloc_extended(nd_allpairs_scratch_size(scratch_rows),
-										  MCXT_ALLOC_HUGE);
-			}
-			rewind_file(run, batch[b]);
-			if (cnt > 0)
-				read_exact(run, batch[b], run->items, cnt * sizeof(nd_pair_item));
-			BufFileClose(batch[b]);
-			batch[b] = NULL;
-			run_core(run, plan, run->items, cnt, t, t + 1, scratch, sink);
-		}
-	}
-	BufFileClose(run->spill);
-	run->spill = NULL;
+		 run->spec->fname, run->total, run->plan.nblocks, run->plan.ntables, run->nbatches);
 }
 
-void
-nd_allpairs_scan(FunctionCallInfo fcinfo, const char *query, const NdAllPairsSpec *spec)
+NdAllPairsScan *
+nd_allpairs_scan_begin(FunctionCallInfo fcinfo, const char *query, const NdAllPairsSpec *spec)
 {
 	MemoryContext cxt,
 				oldcxt;
-	ScanRun		run;
-	nd_pairs_plan plan;
-	nd_pairs_sink sink;
+	ScanRun    *run;
 	int			blocks = spec->blocks;
 
 	nd_check_pairs_args(spec->k, spec->auto_blocks, spec->blocks);
@@ -319,64 +315,144 @@ nd_allpairs_scan(FunctionCallInfo fcinfo, const char *query, const NdAllPairsSpe
 								ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(cxt);
 
-	memset(&run, 0, sizeof(run));
-	run.spec = spec;
-	run.simhash_oid = simhash64_type_oid(fcinfo);
-	run.cxt = cxt;
+	run = palloc0(sizeof(ScanRun));
+	run->spec = spec;
+	run->simhash_oid = simhash64_type_oid(fcinfo);
+	run->cxt = cxt;
 	/* each row in memory costs its item and its share of the scratch */
-	run.budget = Max((size_t) 1024,
-					 (size_t) work_mem * 1024 /
-					 (sizeof(nd_pair_item) +
-					  nd_allpairs_scratch_size(2) - nd_allpairs_scratch_size(1)));
-	run.cap = Min(run.budget, (size_t) 4096);
-	run.items = palloc_extended(run.cap * sizeof(nd_pair_item), MCXT_ALLOC_HUGE);
+	run->budget = Max((size_t) 1024,
+					  (size_t) work_mem * 1024 /
+					  (sizeof(nd_pair_item) +
+					   nd_allpairs_scratch_size(2) - nd_allpairs_scratch_size(1)));
+	run->cap = Min(run->budget, (size_t) 4096);
+	run->items = palloc_extended(run->cap * sizeof(nd_pair_item), MCXT_ALLOC_HUGE);
 
 	{
 		char	   *what = psprintf("%s query", spec->fname);
 
 		nd_query_for_each_row(query, what,
 							  "Give a SELECT (or VALUES) returning an integer id and a simhash64 fingerprint.",
-							  read_shape, read_row, &run);
+							  read_shape, read_row, run);
 	}
-	if (run.total >= PG_UINT32_MAX)
+	if (run->total >= PG_UINT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("%s supports fewer than 2^32 rows", spec->fname)));
 
 	if (spec->auto_blocks)
-		blocks = nd_pairs_auto_blocks(spec->k, (double) run.total);
-	nd_pairs_plan_init(&plan, spec->k, blocks);
-	run.ntables = plan.ntables;
+		blocks = nd_pairs_auto_blocks(spec->k, (double) run->total);
+	nd_pairs_plan_init(&run->plan, spec->k, blocks);
 
-	sink.emit = scan_emit;
-	sink.tick = scan_tick;
-	sink.table_start = scan_table_start;
-	sink.arg = &run;
+	run->sink.emit = scan_emit;
+	run->sink.tick = scan_tick;
+	run->sink.table_start = scan_table_start;
+	run->sink.arg = run;
 
-	if (run.spill == NULL)
+	if (run->spill == NULL)
 	{
-		void	   *scratch;
-
 		/* give back what the doubling overshot before the scratch comes */
-		if (run.n > 0 && run.cap > run.n + run.n / 8)
+		if (run->n > 0 && run->cap > run->n + run->n / 8)
 		{
-			run.items = repalloc_huge(run.items, run.n * sizeof(nd_pair_item));
-			run.cap = run.n;
+			run->items = repalloc_huge(run->items, run->n * sizeof(nd_pair_item));
+			run->cap = run->n;
 		}
-		scratch = palloc_extended(nd_allpairs_scratch_size(run.n), MCXT_ALLOC_HUGE);
-
 		elog(DEBUG1, "%s: " UINT64_FORMAT " rows, %d blocks, %d tables, in memory",
-			 spec->fname, run.total, plan.nblocks, plan.ntables);
-		run_core(&run, &plan, run.items, run.n, 0, plan.ntables, scratch, &sink);
+			 spec->fname, run->total, run->plan.nblocks, run->plan.ntables);
 	}
 	else
-		run_batched(&run, &plan, &sink);
-
-	/* the peak: everything above is still allocated */
-	elog(DEBUG2, "%s: " UINT64_FORMAT " rows, %zu bytes of working memory",
-		 spec->fname, run.total, MemoryContextMemAllocated(cxt, true));
+		batched_init(run);
 	MemoryContextSwitchTo(oldcxt);
-	MemoryContextDelete(cxt);
+	return run;
+}
+
+bool
+nd_allpairs_scan_next(NdAllPairsScan *run, NdAllPairsPiece *piece)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(run->cxt);
+	bool		found = false;
+
+	if (run->spill == NULL)
+	{
+		/* in memory: one piece, every table */
+		if (run->next_table == 0)
+		{
+			run_core(run, run->items, run->n, 0, run->plan.ntables);
+			piece->items = run->items;
+			piece->n = run->n;
+			piece->t_begin = 0;
+			piece->t_end = run->plan.ntables;
+			run->next_table = run->plan.ntables;
+			found = true;
+		}
+	}
+	else
+	{
+		/* batched: one piece per batch of each table */
+		while (!found && run->next_table < run->plan.ntables)
+		{
+			int			t = run->next_table;
+			int			b = run->next_batch;
+			size_t		cnt;
+
+			if (b == 0)
+				partition_table(run, t);
+			cnt = run->counts[b];
+
+			/*
+			 * A batch may exceed the budget when keys are skewed: at worst it
+			 * is every row, costing what the in-memory path would
+			 * (doc/dedup.md); its long runs are split in the core.
+			 */
+			if (cnt > run->cap)
+			{
+				run->cap = cnt;
+				run->items = repalloc_huge(run->items, cnt * sizeof(nd_pair_item));
+			}
+			rewind_file(run, run->batch[b]);
+			if (cnt > 0)
+				read_exact(run, run->batch[b], run->items, cnt * sizeof(nd_pair_item));
+			BufFileClose(run->batch[b]);
+			run->batch[b] = NULL;
+			run_core(run, run->items, cnt, t, t + 1);
+			piece->items = run->items;
+			piece->n = cnt;
+			piece->t_begin = t;
+			piece->t_end = t + 1;
+			found = true;
+			if (++run->next_batch == run->nbatches)
+			{
+				run->next_batch = 0;
+				run->next_table++;
+			}
+		}
+	}
+	MemoryContextSwitchTo(oldcxt);
+	return found;
+}
+
+void
+nd_allpairs_scan_end(NdAllPairsScan *run)
+{
+	/* the peak: everything is still allocated */
+	elog(DEBUG2, "%s: " UINT64_FORMAT " rows, %zu bytes of working memory",
+		 run->spec->fname, run->total, MemoryContextMemAllocated(run->cxt, true));
+	for (int b = 0; run->batch != NULL && b < run->nbatches; b++)
+		if (run->batch[b] != NULL)
+			BufFileClose(run->batch[b]);
+	if (run->spill != NULL)
+		BufFileClose(run->spill);
+	MemoryContextDelete(run->cxt);
+}
+
+void
+nd_allpairs_scan(FunctionCallInfo fcinfo, const char *query, const NdAllPairsSpec *spec)
+{
+	NdAllPairsScan *run = nd_allpairs_scan_begin(fcinfo, query, spec);
+	NdAllPairsPiece piece;
+
+	while (nd_allpairs_scan_next(run, &piece))
+		;
+	nd_allpairs_scan_end(run);
 }
 
 /* ---- the argument forms ---- */

@@ -16,6 +16,16 @@
 
 #include "fmgr.h"
 
+#include "nd_allpairs.h"
+
+/* What the core reports (nd_allpairs.h) */
+typedef enum NdAllPairsOutput
+{
+	ND_ALLPAIRS_PAIRS,			/* every pair */
+	ND_ALLPAIRS_EDGES,			/* spanning edges */
+	ND_ALLPAIRS_GROUPS			/* pairs of groups of identical codes */
+} NdAllPairsOutput;
+
 /* What a function asks of the scan. */
 typedef struct NdAllPairsSpec
 {
@@ -23,8 +33,11 @@ typedef struct NdAllPairsSpec
 	int			k;
 	bool		auto_blocks;
 	int			blocks;
-	bool		spanning;		/* spanning edges instead of every pair */
-	/* a pair (or edge), id_a < id_b, in the ids map_id returned */
+	NdAllPairsOutput output;
+	/*
+	 * a pair (or edge), id_a < id_b, in the ids map_id returned; for
+	 * ND_ALLPAIRS_GROUPS the positions of two groups in the piece's items
+	 */
 	void		(*emit) (void *arg, int64 id_a, int64 id_b, int dist);
 	/* optional: the id the scan works with for a row's id (read order) */
 	int64		(*map_id) (void *arg, int64 id);
@@ -38,6 +51,29 @@ typedef struct NdAllPairsSpec
  */
 extern void nd_allpairs_scan(FunctionCallInfo fcinfo, const char *query,
 							 const NdAllPairsSpec *spec);
+
+/*
+ * The same scan a piece at a time, for a caller that returns rows between
+ * pieces: begin reads the rows (in the current memory context's child);
+ * each next runs the core on one piece -- every row for every table in
+ * memory, or one batch of one table past work_mem -- emitting through the
+ * spec, and tells which rows and tables it covered (the items stay valid,
+ * sorted by code, until the next call); end frees everything.
+ */
+typedef struct NdAllPairsScan NdAllPairsScan;
+
+typedef struct NdAllPairsPiece
+{
+	nd_pair_item *items;
+	size_t		n;
+	int			t_begin;		/* tables [t_begin, t_end) */
+	int			t_end;
+} NdAllPairsPiece;
+
+extern NdAllPairsScan *nd_allpairs_scan_begin(FunctionCallInfo fcinfo, const char *query,
+											  const NdAllPairsSpec *spec);
+extern bool nd_allpairs_scan_next(NdAllPairsScan *scan, NdAllPairsPiece *piece);
+extern void nd_allpairs_scan_end(NdAllPairsScan *scan);
 
 /*
  * The SQL argument forms, checked the same way for each function; they

@@ -4,18 +4,37 @@
  *		simhash_pairs(): every pair of rows whose fingerprints are within a
  *		Hamming distance, exactly, with permuted sorted tables
  *		(src/core/nd_allpairs.c, read and batched by allpairs_scan.c;
- *		doc/dedup.md).  Results go to a tuplestore, which spills to disk past
- *		work_mem on its own.
+ *		doc/dedup.md).
+ *
+ * A value-per-call function, so that a caller who stops early stops the
+ * work: the scan runs the core one piece at a time (all rows in memory, or
+ * one batch of one table past work_mem) reporting only the pairs of groups
+ * of identical codes (linear in the distinct codes near each other, kept in
+ * a tuplestore that spills past work_mem), and the pairs themselves --
+ * quadratic in a group's size -- are expanded from those one row per call
+ * (nd_pair_expander) and never stored.  That is for a call in the select
+ * list (`SELECT simhash_pairs(...)`), where LIMIT or a cursor's FETCH stops
+ * the expansion.  In FROM, PostgreSQL stores the whole result before the
+ * first row whatever the function does (nodeFunctionscan.c), and says so
+ * with SFRM_Materialize_Preferred: there every pair goes straight from the
+ * core into the result's tuplestore, which is cheaper than a call per row.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/tuptable.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
 #include "allpairs_scan.h"
+
+/* ---- in FROM: the whole result at once ---- */
 
 typedef struct PairsOut
 {
@@ -37,8 +56,8 @@ pairs_emit(void *arg, int64 id_a, int64 id_b, int dist)
 }
 
 static void
-pairs_body(FunctionCallInfo fcinfo, const char *query, int k, bool auto_blocks,
-		   int blocks)
+pairs_materialize(FunctionCallInfo fcinfo, const char *query, int k, bool auto_blocks,
+				  int blocks)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	PairsOut	out;
@@ -53,9 +72,179 @@ pairs_body(FunctionCallInfo fcinfo, const char *query, int k, bool auto_blocks,
 	spec.k = k;
 	spec.auto_blocks = auto_blocks;
 	spec.blocks = blocks;
+	spec.output = ND_ALLPAIRS_PAIRS;
 	spec.emit = pairs_emit;
 	spec.arg = &out;
 	nd_allpairs_scan(fcinfo, query, &spec);
+}
+
+/* ---- in the select list: a row per call ---- */
+
+typedef struct PairsStream
+{
+	NdAllPairsSpec spec;
+	NdAllPairsScan *scan;		/* NULL once every piece is out */
+	NdAllPairsPiece piece;
+	nd_pair_expander ex;
+	Tuplestorestate *groups;	/* pairs of groups of the current piece */
+	TupleDesc	groups_desc;
+	TupleTableSlot *groups_slot;
+	ExprContext *econtext;		/* where end_stream is registered */
+} PairsStream;
+
+/* A pair of groups from the core: kept until the piece is expanded. */
+static void
+pairs_group_emit(void *arg, int64 pos_a, int64 pos_b, int dist)
+{
+	PairsStream *st = (PairsStream *) arg;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	values[0] = Int64GetDatum(pos_a);
+	values[1] = Int64GetDatum(pos_b);
+	values[2] = Int32GetDatum(dist);
+	tuplestore_putvalues(st->groups, st->groups_desc, values, nulls);
+}
+
+/* Closes the scan's files: at the end, or when the caller stops early. */
+static void
+end_stream(Datum arg)
+{
+	PairsStream *st = (PairsStream *) DatumGetPointer(arg);
+
+	if (st->scan != NULL)
+		nd_allpairs_scan_end(st->scan);
+	st->scan = NULL;
+	if (st->groups != NULL)
+		tuplestore_end(st->groups);
+	st->groups = NULL;
+}
+
+static void
+pairs_begin(FunctionCallInfo fcinfo, const char *query, int k, bool auto_blocks,
+			int blocks)
+{
+	FuncCallContext *funcctx = (FuncCallContext *) fcinfo->flinfo->fn_extra;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	PairsStream *st;
+
+	if (query == NULL)
+		return;
+	st = palloc0(sizeof(PairsStream));
+	st->spec.fname = "simhash_pairs";
+	st->spec.k = k;
+	st->spec.auto_blocks = auto_blocks;
+	st->spec.blocks = blocks;
+	st->spec.output = ND_ALLPAIRS_GROUPS;
+	st->spec.emit = pairs_group_emit;
+	st->spec.arg = st;
+	st->groups_desc = CreateTemplateTupleDesc(3);
+	TupleDescInitBuiltinEntry(st->groups_desc, 1, "pos_a", INT8OID, -1, 0);
+	TupleDescInitBuiltinEntry(st->groups_desc, 2, "pos_b", INT8OID, -1, 0);
+	TupleDescInitBuiltinEntry(st->groups_desc, 3, "distance", INT4OID, -1, 0);
+	st->groups_slot = MakeSingleTupleTableSlot(st->groups_desc, &TTSOpsMinimalTuple);
+	st->econtext = rsinfo->econtext;
+	RegisterExprContextCallback(st->econtext, end_stream, PointerGetDatum(st));
+	st->scan = nd_allpairs_scan_begin(fcinfo, query, &st->spec);
+	funcctx->user_fctx = st;
+}
+
+/*
+ * The next pair: from the expansion of the current piece, which takes its
+ * pairs of groups one by one, or from the next piece.
+ */
+static bool
+pairs_next(PairsStream *st, int64 *id_a, int64 *id_b, int *dist)
+{
+	for (;;)
+	{
+		if (st->groups != NULL)
+		{
+			if (nd_pair_expander_next(&st->ex, id_a, id_b, dist))
+				return true;
+			if (tuplestore_gettupleslot(st->groups, true, false, st->groups_slot))
+			{
+				bool		isnull;
+				int64		pos_a = DatumGetInt64(slot_getattr(st->groups_slot, 1, &isnull));
+				int64		pos_b = DatumGetInt64(slot_getattr(st->groups_slot, 2, &isnull));
+				int			d = DatumGetInt32(slot_getattr(st->groups_slot, 3, &isnull));
+
+				nd_pair_expander_set_groups(&st->ex, (uint32) pos_a, (uint32) pos_b, d);
+				continue;
+			}
+			tuplestore_end(st->groups);
+			st->groups = NULL;
+		}
+		if (st->scan == NULL)
+			return false;
+		/* the next piece: its pairs of groups, then its groups */
+		st->groups = tuplestore_begin_heap(false, false, work_mem);
+		if (!nd_allpairs_scan_next(st->scan, &st->piece))
+		{
+			end_stream(PointerGetDatum(st));
+			return false;
+		}
+		nd_pair_expander_init(&st->ex, st->piece.items, st->piece.n, st->piece.t_begin == 0);
+	}
+}
+
+static Datum
+pairs_srf(FunctionCallInfo fcinfo, void (*form) (FunctionCallInfo, nd_allpairs_body))
+{
+	FuncCallContext *funcctx;
+	PairsStream *st;
+	int64		id_a,
+				id_b;
+	int			dist;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+		if (rsinfo != NULL && IsA(rsinfo, ReturnSetInfo) &&
+			(rsinfo->allowedModes & SFRM_Materialize_Preferred) &&
+			(rsinfo->allowedModes & SFRM_Materialize))
+		{
+			form(fcinfo, pairs_materialize);
+			return (Datum) 0;
+		}
+	}
+	if (SRF_IS_FIRSTCALL())
+	{
+		MemoryContext oldcxt;
+		TupleDesc	tupdesc;
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		oldcxt = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "simhash_pairs must return a row type");
+		funcctx->tuple_desc = BlessTupleDesc(tupdesc);
+		form(fcinfo, pairs_begin);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	funcctx = SRF_PERCALL_SETUP();
+	st = (PairsStream *) funcctx->user_fctx;
+	CHECK_FOR_INTERRUPTS();
+	if (st != NULL)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		bool		found = pairs_next(st, &id_a, &id_b, &dist);
+
+		MemoryContextSwitchTo(oldcxt);
+		if (found)
+		{
+			Datum		values[3];
+			bool		nulls[3] = {false, false, false};
+
+			values[0] = Int64GetDatum(id_a);
+			values[1] = Int64GetDatum(id_b);
+			values[2] = Int32GetDatum(dist);
+			SRF_RETURN_NEXT(funcctx,
+							HeapTupleGetDatum(heap_form_tuple(funcctx->tuple_desc, values, nulls)));
+		}
+		UnregisterExprContextCallback(st->econtext, end_stream, PointerGetDatum(st));
+	}
+	SRF_RETURN_DONE(funcctx);
 }
 
 /*
@@ -66,8 +255,7 @@ PG_FUNCTION_INFO_V1(simhash_pairs_query);
 Datum
 simhash_pairs_query(PG_FUNCTION_ARGS)
 {
-	nd_allpairs_query_form(fcinfo, pairs_body);
-	return (Datum) 0;
+	return pairs_srf(fcinfo, nd_allpairs_query_form);
 }
 
 /*
@@ -78,8 +266,7 @@ PG_FUNCTION_INFO_V1(simhash_pairs_rel);
 Datum
 simhash_pairs_rel(PG_FUNCTION_ARGS)
 {
-	nd_allpairs_rel_form(fcinfo, pairs_body);
-	return (Datum) 0;
+	return pairs_srf(fcinfo, nd_allpairs_rel_form);
 }
 
 /* simhash_pairs(source text, id_column text, fingerprint_column text, ...) */
@@ -87,6 +274,5 @@ PG_FUNCTION_INFO_V1(simhash_pairs_relname);
 Datum
 simhash_pairs_relname(PG_FUNCTION_ARGS)
 {
-	nd_allpairs_relname_form(fcinfo, pairs_body);
-	return (Datum) 0;
+	return pairs_srf(fcinfo, nd_allpairs_relname_form);
 }

@@ -80,7 +80,7 @@ clusters_body(FunctionCallInfo fcinfo, const char *query, int k, bool auto_block
 	spec.k = k;
 	spec.auto_blocks = auto_blocks;
 	spec.blocks = blocks;
-	spec.spanning = true;
+	spec.output = ND_ALLPAIRS_EDGES;
 	spec.emit = clusters_edge;
 	spec.map_id = clusters_add_row;
 	spec.arg = &cr;

@@ -122,9 +122,60 @@ same_pairs(pairlist *x, pairlist *y)
 	return 1;
 }
 
-/* all tables at once, as with enough work_mem; spanning: edges only */
+/* how a run reports: every pair, spanning edges, or pairs of groups expanded */
+#define MODE_PAIRS		0
+#define MODE_SPANNING	1
+#define MODE_EXPANDED	2
+
 static void
-run_all(const nd_pair_item *in, size_t n, int k, int m, pairlist *out, int spanning)
+group_emit(void *arg, int64_t a, int64_t b, int d)
+{
+	pl_add((pairlist *) arg, a, b, d);
+}
+
+/*
+ * One run of the core in the given mode over items[0..n) for tables
+ * [t_begin, t_end); MODE_EXPANDED collects the pairs of groups and expands
+ * them (and, with table 0, the groups themselves) with nd_pair_expander,
+ * as simhash_pairs does one row at a time.
+ */
+static uint64_t
+run_mode(const nd_pairs_plan *plan, nd_pair_item *items, size_t n, int t_begin,
+		 int t_end, void *scratch, nd_pairs_sink *sink, int mode)
+{
+	pairlist	groups = {0};
+	nd_pairs_sink gsink = {group_emit, sink->tick, NULL, &groups};
+	nd_pair_expander ex;
+	uint64_t	emitted = 0;
+	int64_t		a,
+				b;
+	int			d;
+
+	if (mode == MODE_PAIRS)
+		return nd_allpairs_run(plan, items, n, t_begin, t_end, scratch, sink);
+	if (mode == MODE_SPANNING)
+		return nd_allpairs_edges_run(plan, items, n, t_begin, t_end, scratch, sink);
+	nd_allpairs_groups_run(plan, items, n, t_begin, t_end, scratch, &gsink);
+	nd_pair_expander_init(&ex, items, n, t_begin == 0);
+	for (size_t g = 0;; g++)
+	{
+		while (nd_pair_expander_next(&ex, &a, &b, &d))
+		{
+			sink->emit(sink->arg, a, b, d);
+			emitted++;
+		}
+		if (g == groups.n)
+			break;
+		nd_pair_expander_set_groups(&ex, (uint32_t) groups.p[g].a, (uint32_t) groups.p[g].b,
+									groups.p[g].d);
+	}
+	free(groups.p);
+	return emitted;
+}
+
+/* all tables at once, as with enough work_mem */
+static void
+run_all(const nd_pair_item *in, size_t n, int k, int m, pairlist *out, int mode)
 {
 	nd_pairs_plan plan;
 	nd_pair_item *items = malloc((n + 1) * sizeof(nd_pair_item));
@@ -135,8 +186,7 @@ run_all(const nd_pair_item *in, size_t n, int k, int m, pairlist *out, int spann
 	if (n > 0)
 		memcpy(items, in, n * sizeof(nd_pair_item));
 	nd_pairs_plan_init(&plan, k, m);
-	emitted = (spanning ? nd_allpairs_edges_run : nd_allpairs_run)
-		(&plan, items, n, 0, plan.ntables, scratch, &sink);
+	emitted = run_mode(&plan, items, n, 0, plan.ntables, scratch, &sink, mode);
 	if (emitted != out->n)
 		bad_order++;
 	free(items);
@@ -149,7 +199,7 @@ run_all(const nd_pair_item *in, size_t n, int k, int m, pairlist *out, int spann
  */
 static void
 run_batched(const nd_pair_item *in, size_t n, int k, int m, int pbits,
-			pairlist *out, int spanning)
+			pairlist *out, int mode)
 {
 	nd_pairs_plan plan;
 	nd_pair_item *items = malloc((n + 1) * sizeof(nd_pair_item));
@@ -172,8 +222,7 @@ run_batched(const nd_pair_item *in, size_t n, int k, int m, int pbits,
 			for (size_t i = 0; i < n; i++)
 				if (nd_pairs_permute(&tab, in[i].code) >> (64 - pb) == part)
 					items[cnt++] = in[i];
-			(spanning ? nd_allpairs_edges_run : nd_allpairs_run)
-				(&plan, items, cnt, t, t + 1, scratch, &sink);
+			run_mode(&plan, items, cnt, t, t + 1, scratch, &sink, mode);
 		}
 		/* k = 0 has no tables: the duplicates come with t_begin = 0 */
 		if (k == 0)
@@ -282,17 +331,26 @@ check(const char *what, const nd_pair_item *in, size_t n, int k, int m)
 	pairlist	b = {0},
 				r = {0},
 				s = {0},
+				x = {0},
+				xb = {0},
 				e = {0},
 				eb = {0};
 
 	bad_order = 0;
 	brute(in, n, k, &b);
-	run_all(in, n, k, m, &r, 0);
+	run_all(in, n, k, m, &r, MODE_PAIRS);
 	ok(bad_order == 0 && same_pairs(&b, &r),
 	   "%s: n=%zu k=%d m=%d: %zu pairs as brute force (got %zu)", what, n, k, m, b.n, r.n);
-	run_batched(in, n, k, m, 3, &s, 0);
+	run_batched(in, n, k, m, 3, &s, MODE_PAIRS);
 	ok(bad_order == 0 && same_pairs(&b, &s),
 	   "%s: n=%zu k=%d m=%d batched: %zu pairs (got %zu)", what, n, k, m, b.n, s.n);
+	run_all(in, n, k, m, &x, MODE_EXPANDED);
+	ok(bad_order == 0 && same_pairs(&b, &x),
+	   "%s: n=%zu k=%d m=%d pairs of groups, expanded: %zu pairs (got %zu)", what, n, k, m, b.n, x.n);
+	run_batched(in, n, k, m, 3, &xb, MODE_EXPANDED);
+	ok(bad_order == 0 && same_pairs(&b, &xb),
+	   "%s: n=%zu k=%d m=%d pairs of groups, expanded, batched: %zu pairs (got %zu)",
+	   what, n, k, m, b.n, xb.n);
 
 	/*
 	 * Spanning edges: the components of the pairs, from at most one edge
@@ -305,12 +363,12 @@ check(const char *what, const nd_pair_item *in, size_t n, int k, int m)
 		for (size_t i = 0; i < b.n; i++)
 			if (b.p[i].d > 0)
 				distinct_pairs++;
-		run_all(in, n, k, m, &e, 1);
+		run_all(in, n, k, m, &e, MODE_SPANNING);
 		ok(bad_order == 0 && same_components(&b, &e) &&
 		   e.n <= (n - distinct_codes(in, n)) + distinct_pairs,
 		   "%s: n=%zu k=%d m=%d spanning edges: components of the %zu pairs from %zu edges",
 		   what, n, k, m, b.n, e.n);
-		run_batched(in, n, k, m, 3, &eb, 1);
+		run_batched(in, n, k, m, 3, &eb, MODE_SPANNING);
 		ok(bad_order == 0 && same_components(&b, &eb),
 		   "%s: n=%zu k=%d m=%d spanning edges batched: same components (%zu edges)",
 		   what, n, k, m, eb.n);
@@ -318,6 +376,8 @@ check(const char *what, const nd_pair_item *in, size_t n, int k, int m)
 	free(b.p);
 	free(r.p);
 	free(s.p);
+	free(x.p);
+	free(xb.p);
 	free(e.p);
 	free(eb.p);
 }
