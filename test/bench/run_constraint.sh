@@ -5,6 +5,9 @@
 #   pk       the primary key only (the baseline),
 #   index    + a plain hamming index on sh (no constraint; built after the
 #            load): issue 11's insert target,
+#   btree_sh + a btree index on sh instead: any second index over these
+#            random codes, the floor for the one above,
+#   gin      + the GIN opclass on sh instead (fastupdate, its default),
 #   btree    + EXCLUDE USING btree (id WITH =): PostgreSQL's own exclusion
 #            check (an index scan per row) on the cheapest index there is,
 #            the floor for any exclusion constraint,
@@ -16,8 +19,8 @@
 # run.  The GiST table holds GIST_ROWS (default 100,000) rows: each insert
 # into it costs a GiST radius search, about a millisecond at 1M rows, so
 # loading it with 1M rows one constraint check at a time would take most
-# of an hour.  TABLES picks the tables (default all: pk index btree hamming
-# gist; pk, the baseline, is always run).
+# of an hour.  TABLES picks the tables (default: pk index btree hamming
+# gist; also btree_sh, gin; pk, the baseline, is always run).
 #
 #   ROWS=1000000 GIST_ROWS=100000 K=3 SECS=15 CLIENTS=4 COPYROWS=100000 bash test/bench/run_constraint.sh
 #   ROWS=10000000 TABLES="index" bash test/bench/run_constraint.sh
@@ -54,13 +57,17 @@ echo "# $ROWS rows (GiST: $GIST_ROWS), k = $K, pgbench ${SECS}s per run, COPY of
 declare -A ddl=(
 	[pk]=""
 	[index]=""
+	[btree_sh]=""
+	[gin]=""
 	[btree]=", CONSTRAINT %s_eq EXCLUDE USING btree (id WITH =)"
 	[hamming]=", CONSTRAINT %s_near EXCLUDE USING hamming (hamming_ball(sh, $K) WITH &&)"
 	[gist]=", CONSTRAINT %s_near EXCLUDE USING gist (hamming_ball(sh, $K) WITH &&)"
 )
-declare -A after=([index]="CREATE INDEX t_index_sh ON t_index USING hamming (sh)")
+declare -A after=([index]="CREATE INDEX t_index_sh ON t_index USING hamming (sh)"
+	[btree_sh]="CREATE INDEX t_btree_sh_sh ON t_btree_sh (sh)"
+	[gin]="CREATE INDEX t_gin_sh ON t_gin USING gin (sh)")
 declare -A one many copy load
-declare -A rows=([pk]=$ROWS [index]=$ROWS [btree]=$ROWS [hamming]=$ROWS [gist]=$GIST_ROWS)
+declare -A rows=([pk]=$ROWS [index]=$ROWS [btree_sh]=$ROWS [gin]=$ROWS [btree]=$ROWS [hamming]=$ROWS [gist]=$GIST_ROWS)
 for v in $TABLES; do
 	# shellcheck disable=SC2059
 	extra=$(printf "${ddl[$v]}" "$v")
