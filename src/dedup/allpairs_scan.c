@@ -54,8 +54,9 @@ struct NdAllPairsScan
 	void	   *scratch;		/* the core's, for scratch_rows rows */
 	size_t		scratch_rows;
 
-	/* where the pieces are: the next table and batch */
+	/* where the pieces are: the next table (and its leading blocks), batch */
 	int			next_table;
+	uint32		next_lead;
 	int			next_batch;
 	int			nbatches;
 	int			pbits;			/* batched: a batch is a table's key's top bits */
@@ -242,14 +243,11 @@ run_core(ScanRun *run, nd_pair_item *items, size_t n, int t_begin, int t_end)
  * can run on one batch at a time for that table only.
  */
 static void
-partition_table(ScanRun *run, int t)
+partition_table(ScanRun *run, int t, uint32 lead)
 {
 	nd_pairs_table tab;
-	uint32		lead = nd_pairs_first_lead(&run->plan);
 	uint64		left = run->total;
 
-	for (int i = 0; i < t; i++)
-		lead = nd_pairs_next_lead(lead);
 	scan_table_start(run, t);
 	nd_pairs_table_init(&run->plan, t, lead, &tab);
 	for (int b = 0; b < run->nbatches; b++)
@@ -292,6 +290,7 @@ batched_init(ScanRun *run)
 	run->counts = palloc(sizeof(uint64) * run->nbatches);
 	run->chunk = Min(run->cap, (size_t) 8192);
 	run->readbuf = palloc(run->chunk * sizeof(nd_pair_item));
+	run->next_lead = nd_pairs_first_lead(&run->plan);
 
 	spill_write(run->spill, run->items, run->n);
 	run->n = 0;
@@ -395,7 +394,7 @@ nd_allpairs_scan_next(NdAllPairsScan *run, NdAllPairsPiece *piece)
 			size_t		cnt;
 
 			if (b == 0)
-				partition_table(run, t);
+				partition_table(run, t, run->next_lead);
 			cnt = run->counts[b];
 
 			/*
@@ -423,6 +422,7 @@ nd_allpairs_scan_next(NdAllPairsScan *run, NdAllPairsPiece *piece)
 			{
 				run->next_batch = 0;
 				run->next_table++;
+				run->next_lead = nd_pairs_next_lead(run->next_lead);
 			}
 		}
 	}

@@ -24,7 +24,6 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "catalog/pg_type.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -80,31 +79,21 @@ pairs_materialize(FunctionCallInfo fcinfo, const char *query, int k, bool auto_b
 
 /* ---- in the select list: a row per call ---- */
 
+/*
+ * The pairs of groups of the current piece are kept, until it is expanded,
+ * in rows of the result's own shape (bigint, bigint, int): positions in
+ * the piece's items stand where the ids will.
+ */
 typedef struct PairsStream
 {
 	NdAllPairsSpec spec;
 	NdAllPairsScan *scan;		/* NULL once every piece is out */
 	NdAllPairsPiece piece;
 	nd_pair_expander ex;
-	Tuplestorestate *groups;	/* pairs of groups of the current piece */
-	TupleDesc	groups_desc;
+	PairsOut	groups;			/* tupstore NULL between pieces */
 	TupleTableSlot *groups_slot;
 	ExprContext *econtext;		/* where end_stream is registered */
 } PairsStream;
-
-/* A pair of groups from the core: kept until the piece is expanded. */
-static void
-pairs_group_emit(void *arg, int64 pos_a, int64 pos_b, int dist)
-{
-	PairsStream *st = (PairsStream *) arg;
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
-
-	values[0] = Int64GetDatum(pos_a);
-	values[1] = Int64GetDatum(pos_b);
-	values[2] = Int32GetDatum(dist);
-	tuplestore_putvalues(st->groups, st->groups_desc, values, nulls);
-}
 
 /* Closes the scan's files: at the end, or when the caller stops early. */
 static void
@@ -115,9 +104,9 @@ end_stream(Datum arg)
 	if (st->scan != NULL)
 		nd_allpairs_scan_end(st->scan);
 	st->scan = NULL;
-	if (st->groups != NULL)
-		tuplestore_end(st->groups);
-	st->groups = NULL;
+	if (st->groups.tupstore != NULL)
+		tuplestore_end(st->groups.tupstore);
+	st->groups.tupstore = NULL;
 }
 
 static void
@@ -136,13 +125,10 @@ pairs_begin(FunctionCallInfo fcinfo, const char *query, int k, bool auto_blocks,
 	st->spec.auto_blocks = auto_blocks;
 	st->spec.blocks = blocks;
 	st->spec.output = ND_ALLPAIRS_GROUPS;
-	st->spec.emit = pairs_group_emit;
-	st->spec.arg = st;
-	st->groups_desc = CreateTemplateTupleDesc(3);
-	TupleDescInitBuiltinEntry(st->groups_desc, 1, "pos_a", INT8OID, -1, 0);
-	TupleDescInitBuiltinEntry(st->groups_desc, 2, "pos_b", INT8OID, -1, 0);
-	TupleDescInitBuiltinEntry(st->groups_desc, 3, "distance", INT4OID, -1, 0);
-	st->groups_slot = MakeSingleTupleTableSlot(st->groups_desc, &TTSOpsMinimalTuple);
+	st->spec.emit = pairs_emit;
+	st->spec.arg = &st->groups;
+	st->groups.tupdesc = funcctx->tuple_desc;
+	st->groups_slot = MakeSingleTupleTableSlot(st->groups.tupdesc, &TTSOpsMinimalTuple);
 	st->econtext = rsinfo->econtext;
 	RegisterExprContextCallback(st->econtext, end_stream, PointerGetDatum(st));
 	st->scan = nd_allpairs_scan_begin(fcinfo, query, &st->spec);
@@ -158,11 +144,11 @@ pairs_next(PairsStream *st, int64 *id_a, int64 *id_b, int *dist)
 {
 	for (;;)
 	{
-		if (st->groups != NULL)
+		if (st->groups.tupstore != NULL)
 		{
 			if (nd_pair_expander_next(&st->ex, id_a, id_b, dist))
 				return true;
-			if (tuplestore_gettupleslot(st->groups, true, false, st->groups_slot))
+			if (tuplestore_gettupleslot(st->groups.tupstore, true, false, st->groups_slot))
 			{
 				bool		isnull;
 				int64		pos_a = DatumGetInt64(slot_getattr(st->groups_slot, 1, &isnull));
@@ -172,13 +158,13 @@ pairs_next(PairsStream *st, int64 *id_a, int64 *id_b, int *dist)
 				nd_pair_expander_set_groups(&st->ex, (uint32) pos_a, (uint32) pos_b, d);
 				continue;
 			}
-			tuplestore_end(st->groups);
-			st->groups = NULL;
+			tuplestore_end(st->groups.tupstore);
+			st->groups.tupstore = NULL;
 		}
 		if (st->scan == NULL)
 			return false;
 		/* the next piece: its pairs of groups, then its groups */
-		st->groups = tuplestore_begin_heap(false, false, work_mem);
+		st->groups.tupstore = tuplestore_begin_heap(false, false, work_mem);
 		if (!nd_allpairs_scan_next(st->scan, &st->piece))
 		{
 			end_stream(PointerGetDatum(st));
@@ -200,6 +186,8 @@ pairs_srf(FunctionCallInfo fcinfo, void (*form) (FunctionCallInfo, nd_allpairs_b
 	if (SRF_IS_FIRSTCALL())
 	{
 		ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+		MemoryContext oldcxt;
+		TupleDesc	tupdesc;
 
 		if (rsinfo != NULL && IsA(rsinfo, ReturnSetInfo) &&
 			(rsinfo->allowedModes & SFRM_Materialize_Preferred) &&
@@ -208,12 +196,6 @@ pairs_srf(FunctionCallInfo fcinfo, void (*form) (FunctionCallInfo, nd_allpairs_b
 			form(fcinfo, pairs_materialize);
 			return (Datum) 0;
 		}
-	}
-	if (SRF_IS_FIRSTCALL())
-	{
-		MemoryContext oldcxt;
-		TupleDesc	tupdesc;
-
 		funcctx = SRF_FIRSTCALL_INIT();
 		oldcxt = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 		if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
