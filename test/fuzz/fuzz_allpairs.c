@@ -17,15 +17,9 @@
 #include <string.h>
 
 #include "nd_allpairs.h"
+#include "../unit/pair_check.h"
 
 #define MAX_ROWS 512
-
-typedef struct pair
-{
-	int64_t		a,
-				b;
-	int			d;
-} pair;
 
 static pair brute_pairs[MAX_ROWS * MAX_ROWS / 2],
 			got_pairs[MAX_ROWS * MAX_ROWS / 2],
@@ -36,19 +30,6 @@ static size_t nbrute,
 static nd_pair_item rows[MAX_ROWS],
 			items[MAX_ROWS];
 static uint64_t scratch_mem[(16 * MAX_ROWS + 4 * (MAX_ROWS + 1) + 4 * (4 * MAX_ROWS + 2) + 64) / 8 + 64];
-
-static int
-pair_cmp(const void *x, const void *y)
-{
-	const pair *p = x,
-			   *q = y;
-
-	if (p->a != q->a)
-		return p->a < q->a ? -1 : 1;
-	if (p->b != q->b)
-		return p->b < q->b ? -1 : 1;
-	return p->d - q->d;
-}
 
 static void
 got_emit(void *arg, int64_t a, int64_t b, int d)
@@ -122,17 +103,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nbrute = 0;
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = i + 1; j < n; j++)
-		{
-			int			dd = __builtin_popcountll(rows[i].code ^ rows[j].code);
-
-			if (dd <= k && rows[i].id != rows[j].id)
-			{
-				brute_pairs[nbrute].a = rows[i].id < rows[j].id ? rows[i].id : rows[j].id;
-				brute_pairs[nbrute].b = rows[i].id < rows[j].id ? rows[j].id : rows[i].id;
-				brute_pairs[nbrute].d = dd;
+			if (pair_of(&rows[i], &rows[j], k, &brute_pairs[nbrute]))
 				nbrute++;
-			}
-		}
 	qsort(brute_pairs, nbrute, sizeof(pair), pair_cmp);
 
 	nd_pairs_plan_init(&plan, k, m);

@@ -15,6 +15,7 @@
 
 #include "nd_allpairs.h"
 #include "nd_unionfind.h"
+#include "pair_check.h"
 #include "splitmix.h"
 #include "tap.h"
 #include "test_realloc.h"
@@ -32,13 +33,6 @@ flip_random(uint64_t q, int d)
 {
 	return splitmix64_flip(&rng_state, q, d);
 }
-
-typedef struct pair
-{
-	int64_t		a,
-				b;
-	int			d;
-} pair;
 
 typedef struct pairlist
 {
@@ -59,19 +53,6 @@ pl_add(pairlist *pl, int64_t a, int64_t b, int d)
 	pl->p[pl->n].b = b;
 	pl->p[pl->n].d = d;
 	pl->n++;
-}
-
-static int
-pair_cmp(const void *x, const void *y)
-{
-	const pair *p = x,
-			   *q = y;
-
-	if (p->a != q->a)
-		return p->a < q->a ? -1 : 1;
-	if (p->b != q->b)
-		return p->b < q->b ? -1 : 1;
-	return p->d - q->d;
 }
 
 static int	bad_order;
@@ -96,15 +77,12 @@ sink_tick(void *arg)
 static void
 brute(const nd_pair_item *it, size_t n, int k, pairlist *out)
 {
+	pair		p;
+
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = i + 1; j < n; j++)
-		{
-			int			d = __builtin_popcountll(it[i].code ^ it[j].code);
-
-			if (d <= k && it[i].id != it[j].id)
-				pl_add(out, it[i].id < it[j].id ? it[i].id : it[j].id,
-					   it[i].id < it[j].id ? it[j].id : it[i].id, d);
-		}
+			if (pair_of(&it[i], &it[j], k, &p))
+				pl_add(out, p.a, p.b, p.d);
 }
 
 static int
