@@ -244,6 +244,7 @@ extern int	ham_option_blocks(Relation index);
 extern bool ham_indexes_balls(Relation index);
 extern void ham_list_append(Relation index, int which, uint64 code, ItemPointer tid,
 							HamSnapshot *snap);
+extern void ham_page_append(Relation index, Buffer buf, uint64 code, ItemPointer tid);
 
 /* Called with each page of a list, share-locked */
 typedef void (*HamListVisit) (Page page, void *arg);

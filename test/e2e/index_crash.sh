@@ -26,7 +26,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 [ -n "${ND_STAGE:-}" ] || { nd_build; nd_stage; }
 export ND_E2E_LIB=$ROOT/test/e2e/lib
 
-nd_in_cluster bash -s <<'SCRIPT'
+# wal_consistency_checking: recovery compares its replay of every generic
+# WAL record (hamming) with the page image the record carries.
+ND_PG_OPTS="${ND_PG_OPTS:-} wal_consistency_checking=generic" nd_in_cluster bash -s <<'SCRIPT'
 set -euo pipefail
 . "$ND_E2E_LIB/common.sh"
 work=$(mktemp -d /tmp/nd-crash.XXXXXX)

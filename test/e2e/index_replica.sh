@@ -19,7 +19,10 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 [ -n "${ND_STAGE:-}" ] || { nd_build; nd_stage; }
 export ND_E2E_LIB=$ROOT/test/e2e/lib
 
-nd_in_cluster bash -s <<'SCRIPT'
+# wal_consistency_checking: every generic WAL record (hamming, whose list
+# appends write their records themselves) carries a page image that the
+# standby compares with its replay of the record; a difference stops it.
+ND_PG_OPTS="${ND_PG_OPTS:-} wal_consistency_checking=generic" nd_in_cluster bash -s <<'SCRIPT'
 set -euo pipefail
 . "$ND_E2E_LIB/common.sh"
 nd_second_cluster nd-standby
