@@ -194,14 +194,20 @@ ham_recycle(Relation index)
 		 */
 		if (garbage && !PageIsNew(page) && opaque->kind != HAM_KIND_FREE)
 		{
-			GenericXLogState *state;
-
 			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-			state = GenericXLogStart(index);
-			page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
-			ham_init_page(page, HAM_KIND_FREE, 0, 0);
-			GenericXLogFinish(state);
+			if (opaque->page_id == HAM_PAGE_ID &&
+				((PageHeader) page)->pd_lower == ((PageHeader) page)->pd_upper)
+				ham_page_set_free(index, buf);
+			else
+			{
+				/* not a page of ours as we write them: write it whole */
+				GenericXLogState *state = GenericXLogStart(index);
+
+				page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+				ham_init_page(page, HAM_KIND_FREE, 0, 0);
+				GenericXLogFinish(state);
+			}
 		}
 		UnlockReleaseBuffer(buf);
 		if (garbage)

@@ -245,6 +245,7 @@ extern bool ham_indexes_balls(Relation index);
 extern void ham_list_append(Relation index, int which, uint64 code, ItemPointer tid,
 							HamSnapshot *snap);
 extern void ham_page_append(Relation index, Buffer buf, uint64 code, ItemPointer tid);
+extern void ham_page_set_free(Relation index, Buffer buf);
 
 /* Called with each page of a list, share-locked */
 typedef void (*HamListVisit) (Page page, void *arg);
