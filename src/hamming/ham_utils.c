@@ -117,22 +117,28 @@ ham_indexes_balls(Relation index)
 	return false;
 }
 
-void
-ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table)
+/* A page's special space as a page of that kind, epoch and table starts. */
+static void
+ham_init_opaque(HamPageOpaque opaque, uint16 kind, uint32 epoch, uint16 table)
 {
-	HamPageOpaque opaque;
-
-	PageInit(page, BLCKSZ, sizeof(HamPageOpaqueData));
-	opaque = HamPageGetOpaque(page);
 	opaque->epoch = epoch;
 	opaque->next = InvalidBlockNumber;
 	opaque->kind = kind;
 	opaque->nentries = 0;
 	opaque->table = table;
 	opaque->page_id = HAM_PAGE_ID;
+}
+
+void
+ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table)
+{
+	PageInit(page, BLCKSZ, sizeof(HamPageOpaqueData));
+	ham_init_opaque(HamPageGetOpaque(page), kind, epoch, table);
 	/* the content is a fixed layout inside [pd_lower, ...): all of it used */
 	((PageHeader) page)->pd_lower = ((PageHeader) page)->pd_upper;
 }
+
+#define HAM_MAX_FRAGMENTS	3
 
 /*
  * WAL-log bytes of a page changed in place, in a critical section, as a
@@ -147,8 +153,6 @@ ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table)
  * wal_consistency_checking = 'generic' checks that (test/e2e/
  * index_replica.sh, index_crash.sh).
  */
-#define HAM_MAX_FRAGMENTS	3
-
 static void
 ham_log_fragments(Relation index, Buffer buf, int n, void *const *fields, const uint16 *lengths)
 {
@@ -217,11 +221,7 @@ ham_page_set_free(Relation index, Buffer buf)
 	uint16		lengths[1] = {sizeof(HamPageOpaqueData)};
 
 	START_CRIT_SECTION();
-	opaque->epoch = 0;
-	opaque->next = InvalidBlockNumber;
-	opaque->kind = HAM_KIND_FREE;
-	opaque->nentries = 0;
-	opaque->table = 0;
+	ham_init_opaque(opaque, HAM_KIND_FREE, 0, 0);
 	ham_log_fragments(index, buf, 1, fields, lengths);
 	END_CRIT_SECTION();
 }
