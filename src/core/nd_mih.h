@@ -86,14 +86,15 @@ extern void nd_sorted_range(const uint64_t *keys, size_t n, uint64_t lo, uint64_
  * The codes within maxd bits of q: their positions in idx[] and distances in
  * dist[], in order; returns how many.  Both arrays need room for n (slots
  * past the count returned may be written).  Most codes of a scan are
- * farther than maxd, so this is the flat scan's inner loop: four codes at a
- * time with AVX2 where the CPU has it.
+ * farther than maxd, so this is the flat scan's inner loop: eight codes at a
+ * time with AVX-512's popcount, or four with AVX2, where the CPU has it.
  */
 extern size_t nd_hamming_within(const uint64_t *codes, size_t n, uint64_t q, int maxd,
 								uint32_t *idx, uint8_t *dist);
 
-/* One implementation of nd_hamming_within (0 portable, 1 popcnt, 2 AVX2; a
- * variant the CPU lacks falls back to the portable one): for tests. */
+/* One implementation of nd_hamming_within (0 portable, 1 popcnt, 2 AVX2,
+ * 3 AVX-512; a variant the CPU lacks falls back to the portable one): for
+ * tests. */
 extern size_t nd_hamming_within_variant(int variant, const uint64_t *codes, size_t n,
 										uint64_t q, int maxd, uint32_t *idx, uint8_t *dist);
 
