@@ -495,8 +495,7 @@ ham_run_step(IndexScanDesc scan, int step)
 			{
 				if (buf != InvalidBuffer)
 					UnlockReleaseBuffer(buf);
-				buf = ham_read_page(index, so->dir->blkno[table][p], HAM_KIND_RUN_DATA,
-									so->dir->epoch, table);
+				buf = ham_read_run_page(index, so->dir, table, p);
 				cur = p;
 			}
 			page = BufferGetPage(buf);
@@ -541,8 +540,7 @@ ham_run_flat(IndexScanDesc scan, int lo, int hi, int64 want)
 	ham_load_table(scan, 0);
 	for (uint32 p = 0; p < so->dir->ndata[0]; p++)
 	{
-		Buffer		buf = ham_read_page(index, so->dir->blkno[0][p], HAM_KIND_RUN_DATA,
-										so->dir->epoch, 0);
+		Buffer		buf = ham_read_run_page(index, so->dir, 0, p);
 		Page		page;
 		uint64	   *codes;
 		int			n;

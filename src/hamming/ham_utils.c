@@ -340,10 +340,20 @@ Buffer
 ham_read_page(Relation index, BlockNumber blkno, uint16 kind, uint32 epoch, int table)
 {
 	Buffer		buf = ReadBuffer(index, blkno);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	ham_check_page(index, buf, kind, epoch, table);
+	return buf;
+}
+
+/* ham_read_page's check of a page the caller has read and locked */
+void
+ham_check_page(Relation index, Buffer buf, uint16 kind, uint32 epoch, int table)
+{
+	BlockNumber blkno = BufferGetBlockNumber(buf);
 	Page		page;
 	HamPageOpaque opaque;
 
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	opaque = HamPageGetOpaque(page);
 	if (PageIsNew(page) || PageGetSpecialSize(page) != MAXALIGN(sizeof(HamPageOpaqueData)) ||
@@ -359,7 +369,6 @@ ham_read_page(Relation index, BlockNumber blkno, uint16 kind, uint32 epoch, int 
 						   PageIsNew(page) ? 0 : opaque->epoch,
 						   PageIsNew(page) ? 0 : opaque->table),
 				 errhint("On a standby, set hot_standby_feedback so that the primary keeps the pages a query reads; otherwise REINDEX the index.")));
-	return buf;
 }
 
 /*

@@ -211,6 +211,8 @@ typedef struct HamRunDir
 	uint64	   *first[HAM_MAX_TABLES];	/* NULL until loaded; widened to search
 										 * with nd_sorted_range() */
 	BlockNumber *blkno[HAM_MAX_TABLES];
+	Buffer	   *recent[HAM_MAX_TABLES]; /* the buffer each page was last read
+										 * from (ham_read_run_page) */
 	/* from the header, to load a table's directory */
 	HamRunHeader *header;
 } HamRunDir;
@@ -236,6 +238,7 @@ extern Buffer ham_new_buffer(Relation index);
 extern void ham_read_snapshot(Relation index, HamSnapshot *snap);
 extern Buffer ham_read_page(Relation index, BlockNumber blkno, uint16 kind, uint32 epoch,
 							 int table);
+extern void ham_check_page(Relation index, Buffer buf, uint16 kind, uint32 epoch, int table);
 extern bool ham_page_live(const HamSnapshot *snap, Page page);
 extern void ham_empty_list(HamList *list, uint32 epoch);
 extern int	ham_pending_limit_entries(Relation index);
@@ -282,6 +285,7 @@ extern void ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch,
 extern void ham_run_dir_load_table(Relation index, HamRunDir *dir, int table);
 extern void ham_run_table_pages(HamRunDir *dir, int table, uint32 lo, uint32 hi,
 								uint32 *pbegin, uint32 *pend);
+extern Buffer ham_read_run_page(Relation index, HamRunDir *dir, int table, uint32 page);
 
 /* ham_cache.c: run directories kept across scans */
 typedef struct HamDirRef HamDirRef;
