@@ -2,7 +2,8 @@
 -- latency p50/p99 (planning included) of exact nearest neighbours and
 -- radius search, build time and size at two maintenance_work_mem.
 --
--- psql variables: rows (default 1000000), nq (queries of each kind,
+-- psql variables: rows (default 1000000), giant (rows in one group of
+-- identical codes, default rows/5; 0 for none), nq (queries of each kind,
 -- default 200), nslow (queries per kind for the slow paths -- seq scan,
 -- GiST KNN -- default 20), paths (default 'hamming,gin,gist'; add
 -- 'pgvector' for the peer's HNSW and IVFFlat on the same bits as bit(64),
@@ -10,9 +11,11 @@
 --
 -- Data (the recipe of issue 11): `rows` random codes, rows/50 planted
 -- near-copies (1..5 bits from one of rows/500 originals), rows/1000 exact
--- copies.  Queries: 'planted' = an original (it has near copies), 'random'
--- = a fresh random code (the nearest neighbours at 13-16 bits: the worst
--- case).
+-- copies, and `giant` rows of one code (the error page or empty body that
+-- real crawls hold by the hundred thousand).  Queries: 'planted' = an
+-- original (it has near copies), 'random' = a fresh random code (the
+-- nearest neighbours at 13-16 bits: the worst case), 'giant' = the code of
+-- the giant group.
 \set QUIET on
 \pset footer off
 SET client_min_messages = warning;
@@ -22,6 +25,10 @@ CREATE EXTENSION IF NOT EXISTS neardup;
 \if :{?rows}
 \else
 \set rows 1000000
+\endif
+\if :{?giant}
+\else
+SELECT :rows / 5 AS giant \gset
 \endif
 \if :{?nq}
 \else
@@ -52,6 +59,9 @@ FROM generate_series(1, :rows / 500) c, generate_series(1, 10) j;
 INSERT INTO doc
 SELECT 2 * :rows + i, ('x' || md5((i * 7)::text))::bit(64)::bigint::simhash64
 FROM generate_series(1, :rows / 1000) i;
+INSERT INTO doc
+SELECT 3 * :rows + i, ('x' || md5('giant'))::bit(64)::bigint::simhash64
+FROM generate_series(1, :giant) i;
 VACUUM ANALYZE doc;
 SELECT count(*) AS total_rows FROM doc \gset
 
@@ -60,7 +70,10 @@ SELECT 'planted' AS kind, i AS qid, ('x' || md5(i::text))::bit(64)::bigint::simh
 FROM generate_series(1, :nq) i
 UNION ALL
 SELECT 'random', i, ('x' || md5('query ' || i))::bit(64)::bigint::simhash64
-FROM generate_series(1, :nq) i;
+FROM generate_series(1, :nq) i
+UNION ALL
+SELECT 'giant', i, ('x' || md5('giant'))::bit(64)::bigint::simhash64
+FROM generate_series(1, :nq) i WHERE :giant > 0;
 
 CREATE TEMP TABLE timing (path text, what text, kind text, qid int, ms float8, result text);
 CREATE TEMP TABLE builds (path text, mwm text, build_s float8, bytes_per_row float8);

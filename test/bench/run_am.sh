@@ -6,6 +6,8 @@
 #
 #   ROWS=1000000 NQ=200 NSLOW=20 PATHS=hamming,gin,gist bash test/bench/run_am.sh
 #
+# GIANT: rows in the group of one identical code (default ROWS/5; 0: none).
+#
 # PGVECTOR_SRC=<a pgvector source tree> adds the peer a user would pick:
 # pgvector's HNSW and IVFFlat on the same codes as bit(64), with their
 # recall.  It is built from that tree into this run's staging directory
@@ -45,4 +47,5 @@ export ND_PG_OPTS="${ND_PG_OPTS:-"shared_buffers=4GB"} ${pgvector_libdir:-}"
 
 nd_in_cluster psql -X -q -v ON_ERROR_STOP=1 \
 	-v rows="${ROWS:-1000000}" -v nq="${NQ:-200}" -v nslow="${NSLOW:-20}" -v paths="$paths" \
+	${GIANT:+-v giant="$GIANT"} \
 	-f "$ROOT/test/bench/am.sql" 2>&1 | grep -v '^Dropping cluster'
