@@ -326,6 +326,36 @@ SELECT hamming_merge('ham_small_sh') > 0 AS merged;
 SELECT count(*), min(sh <~> '8000000000000001'), max(sh <~> '8000000000000001')
 FROM ham_small WHERE sh <~> '8000000000000000' <= 1;
 SELECT count(*) FROM (SELECT id FROM ham_small ORDER BY sh <~> '7ffffffffffffffe' LIMIT 2500) s;
+-- A group of 20,000 identical codes (35 pages of each table), ten codes at
+-- distance 1 and ten at 2: a nearest-neighbour scan hands out the group's
+-- first rows after one page of it rather than after all 35 (few buffers for
+-- LIMIT 1), then the rest of the group, each row once, and goes on into
+-- the next distances, also when a filter drops most rows.
+INSERT INTO ham_small SELECT i, '8000000000000001' FROM generate_series(3001, 20000) i;
+INSERT INTO ham_small
+SELECT 30000 + i, ('8000000000000001'::simhash64::bigint # (1::bigint << i))::simhash64
+FROM generate_series(0, 9) i;
+INSERT INTO ham_small
+SELECT 30100 + i, ('8000000000000001'::simhash64::bigint # (3::bigint << (2 * i + 2)))::simhash64
+FROM generate_series(0, 9) i;
+SELECT hamming_merge('ham_small_sh') > 0 AS merged;
+CREATE FUNCTION pg_temp.scan_buffers(query text) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+    plan json;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || query INTO plan;
+    RETURN (plan->0->'Plan'->'Plans'->0->>'Shared Hit Blocks')::int
+         + (plan->0->'Plan'->'Plans'->0->>'Shared Read Blocks')::int;
+END $$;
+SELECT pg_temp.scan_buffers('SELECT id FROM ham_small ORDER BY sh <~> ''8000000000000001'' LIMIT 1') < 10
+    AS one_page_of_the_group;
+SELECT d, count(*), count(DISTINCT id)
+FROM (SELECT id, sh <~> '8000000000000001' AS d FROM ham_small
+      ORDER BY sh <~> '8000000000000001' LIMIT 20015) s
+GROUP BY d ORDER BY d;
+SELECT array_agg(id ORDER BY id) AS filtered
+FROM (SELECT id FROM ham_small WHERE id % 2000 = 7 ORDER BY sh <~> '8000000000000001' LIMIT 12) s;
 TRUNCATE ham_small;
 SELECT hamming_check('ham_small_sh', true);
 SELECT id FROM ham_small ORDER BY sh <~> '0000000000000001' LIMIT 2;

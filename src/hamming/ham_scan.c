@@ -107,6 +107,16 @@ typedef struct HamScanOpaqueData
 	int			complete;
 	int			next_step;
 	bool		flat;
+	/* a step under way (ham_run_step), paused to hand out rows */
+	bool		step_active;
+	int			step;
+	double		step_cost;
+	uint32	   *step_values;
+	uint64		step_nvalues;
+	uint64		step_k;			/* the block value being probed */
+	bool		step_in_value;	/* its pages are [step_p, step_pend) */
+	uint32		step_p;
+	uint32		step_pend;
 	double		mih_spent;
 	int			mih_bound;		/* steps keep entries up to this distance */
 	double		flat_cost;
@@ -415,6 +425,7 @@ ham_scan_start(IndexScanDesc scan)
 	so->complete = -1;
 	so->next_step = 0;
 	so->flat = false;
+	so->step_active = false;
 	so->mih_spent = 0;
 	so->mih_bound = so->max_radius;
 	so->returned = 0;
@@ -453,8 +464,15 @@ ham_load_table(IndexScanDesc scan, int table)
 	ham_dir_load_table(scan->indexRelation, so->dirref, table);
 }
 
-/* MIH step t on the run: entries first met at this step. */
-static void
+/*
+ * MIH step t on the run: entries first met at this step.  Returns true
+ * when the step is done.  A nearest-neighbour scan pauses it (returns
+ * false) after a page that added entries at distance t itself: every
+ * nearer entry is known by then, so those are the next rows whatever the
+ * rest of the step finds, and a group of 200,000 identical codes is not
+ * read whole before its first row goes out.  The next call resumes it.
+ */
+static bool
 ham_run_step(IndexScanDesc scan, int step)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
@@ -464,28 +482,41 @@ ham_run_step(IndexScanDesc scan, int step)
 	int			w = l->width[table];
 	uint64		qp = so->qperm[table];
 	uint64		span = ((uint64) 1 << (64 - w)) - 1;
-	uint64		nvalues = nd_mih_step_size(l, step);
-	uint32	   *values;
+	bool		may_pause = so->ordered && so->tbm == NULL;
 	Buffer		buf = InvalidBuffer;
 	uint32		cur = 0;
 
-	if (nvalues == 0)
-		return;
-	ham_load_table(scan, table);
-	values = MemoryContextAllocHuge(so->scan_ctx, sizeof(uint32) * nvalues);
-	nvalues = nd_mih_step_values(&so->mq, step, values);
-
-	for (uint64 k = 0; k < nvalues; k++)
+	if (!so->step_active)
 	{
-		uint64		lo = (uint64) values[k] << (64 - w);
-		uint64		hi = lo | span;
-		uint32		pbegin,
-					pend;
+		uint64		nvalues = nd_mih_step_size(l, step);
 
-		ham_run_table_pages(so->dir, table, (uint32) (lo >> 32), (uint32) (hi >> 32),
-							&pbegin, &pend);
-		for (uint32 p = pbegin; p < pend; p++)
+		if (nvalues == 0)
+			return true;
+		ham_load_table(scan, table);
+		so->step_values = MemoryContextAllocHuge(so->scan_ctx, sizeof(uint32) * nvalues);
+		so->step_nvalues = nd_mih_step_values(&so->mq, step, so->step_values);
+		so->step_k = 0;
+		so->step_in_value = false;
+		so->step = step;
+		so->step_active = true;
+	}
+	Assert(so->step == step);
+
+	for (; so->step_k < so->step_nvalues; so->step_k++)
+	{
+		uint64		lo = (uint64) so->step_values[so->step_k] << (64 - w);
+		uint64		hi = lo | span;
+
+		if (!so->step_in_value)
 		{
+			ham_run_table_pages(so->dir, table, (uint32) (lo >> 32), (uint32) (hi >> 32),
+								&so->step_p, &so->step_pend);
+			so->step_in_value = true;
+		}
+		while (so->step_p < so->step_pend)
+		{
+			uint32		p = so->step_p++;
+			int64		had = so->run[step].n;
 			Page		page;
 			uint64	   *keys;
 			size_t		b,
@@ -513,11 +544,19 @@ ham_run_step(IndexScanDesc scan, int step)
 					continue;
 				ham_found(so, so->run, d, &HamPageTids(page)[i], code);
 			}
+			if (may_pause && so->run[step].n > had)
+			{
+				UnlockReleaseBuffer(buf);
+				return false;
+			}
 		}
+		so->step_in_value = false;
 	}
 	if (buf != InvalidBuffer)
 		UnlockReleaseBuffer(buf);
-	pfree(values);
+	pfree(so->step_values);
+	so->step_active = false;
+	return true;
 }
 
 /*
@@ -593,7 +632,19 @@ ham_expected_radius(HamScanOpaque so, int64 want)
 	return so->max_radius;
 }
 
-/* Raise so->complete by at least one distance. */
+/* The step under way has ended: its distance is complete. */
+static void
+ham_step_done(HamScanOpaque so)
+{
+	so->mih_spent += so->step_cost;
+	so->complete = so->next_step;
+	so->next_step++;
+}
+
+/*
+ * Raise so->complete by at least one distance, or run some of a step that
+ * hands out rows at the next distance as it finds them (ham_run_step).
+ */
 static void
 ham_advance(IndexScanDesc scan)
 {
@@ -602,6 +653,12 @@ ham_advance(IndexScanDesc scan)
 	if (!so->has_run)
 	{
 		so->complete = so->max_radius;
+		return;
+	}
+	if (so->step_active)
+	{
+		if (ham_run_step(scan, so->step))
+			ham_step_done(so);
 		return;
 	}
 	if (!so->flat)
@@ -639,10 +696,9 @@ ham_advance(IndexScanDesc scan)
 			cost = so->flat_cost + 1;
 		if (so->mih_spent + cost <= so->flat_cost)
 		{
-			ham_run_step(scan, step);
-			so->mih_spent += cost;
-			so->next_step++;
-			so->complete = step;
+			so->step_cost = cost;
+			if (ham_run_step(scan, step))
+				ham_step_done(so);
 			return;
 		}
 		/* the steps found entries beyond `complete`: a flat pass finds them again */
@@ -687,7 +743,13 @@ ham_gettuple(IndexScanDesc scan, ScanDirection dir)
 	scan->xs_recheckorderby = false;
 	for (;;)
 	{
-		if (so->emit_level <= so->complete)
+		/*
+		 * The levels up to `complete`, and the rows a paused step found at
+		 * its own distance (the next level) so far.
+		 */
+		if (so->emit_level <= so->complete ||
+			(so->step_active && so->emit_level == so->step && !so->emit_list &&
+			 so->emit_pos < so->run[so->step].n))
 		{
 			HamLevel   *level = so->emit_list ? &so->list[so->emit_level] : &so->run[so->emit_level];
 
