@@ -385,7 +385,7 @@ ham_run_dir_load_table(Relation index, HamRunDir *dir, int table)
  * (ham_read_page).  The directory remembers the buffer each page was read
  * from, and the next read pins that buffer directly while it still holds the
  * page (ReadRecentBuffer), without the buffer mapping table's lookup and
- * lock: a sixth of a flat pass's time at 1M rows.  The statistics count the
+ * lock: an eighth of a flat pass's time at 1M rows.  The statistics count the
  * read as ReadBuffer would.
  */
 Buffer

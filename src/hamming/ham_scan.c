@@ -107,10 +107,8 @@ typedef struct HamScanOpaqueData
 	int			complete;
 	int			next_step;
 	bool		flat;
-	/* a step under way (ham_run_step), paused to hand out rows */
+	/* step next_step under way (ham_run_step), paused to hand out rows */
 	bool		step_active;
-	int			step;
-	double		step_cost;
 	uint32	   *step_values;
 	uint64		step_nvalues;
 	uint64		step_k;			/* the block value being probed */
@@ -497,10 +495,8 @@ ham_run_step(IndexScanDesc scan, int step)
 		so->step_nvalues = nd_mih_step_values(&so->mq, step, so->step_values);
 		so->step_k = 0;
 		so->step_in_value = false;
-		so->step = step;
 		so->step_active = true;
 	}
-	Assert(so->step == step);
 
 	for (; so->step_k < so->step_nvalues; so->step_k++)
 	{
@@ -632,11 +628,11 @@ ham_expected_radius(HamScanOpaque so, int64 want)
 	return so->max_radius;
 }
 
-/* The step under way has ended: its distance is complete. */
+/* Step next_step has ended: its distance is complete. */
 static void
 ham_step_done(HamScanOpaque so)
 {
-	so->mih_spent += so->step_cost;
+	so->mih_spent += ham_step_cost(so, so->next_step);
 	so->complete = so->next_step;
 	so->next_step++;
 }
@@ -657,7 +653,7 @@ ham_advance(IndexScanDesc scan)
 	}
 	if (so->step_active)
 	{
-		if (ham_run_step(scan, so->step))
+		if (ham_run_step(scan, so->next_step))
 			ham_step_done(so);
 		return;
 	}
@@ -696,7 +692,6 @@ ham_advance(IndexScanDesc scan)
 			cost = so->flat_cost + 1;
 		if (so->mih_spent + cost <= so->flat_cost)
 		{
-			so->step_cost = cost;
 			if (ham_run_step(scan, step))
 				ham_step_done(so);
 			return;
@@ -748,8 +743,8 @@ ham_gettuple(IndexScanDesc scan, ScanDirection dir)
 		 * its own distance (the next level) so far.
 		 */
 		if (so->emit_level <= so->complete ||
-			(so->step_active && so->emit_level == so->step && !so->emit_list &&
-			 so->emit_pos < so->run[so->step].n))
+			(so->step_active && so->emit_level == so->next_step && !so->emit_list &&
+			 so->emit_pos < so->run[so->next_step].n))
 		{
 			HamLevel   *level = so->emit_list ? &so->list[so->emit_level] : &so->run[so->emit_level];
 
