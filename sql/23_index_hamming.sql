@@ -255,6 +255,42 @@ SELECT 1000000 + i, ('x' || md5('late ' || i))::bit(64)::bigint::simhash64 FROM 
 SELECT * FROM pg_temp.compare();
 SELECT hamming_check('ham_doc_sh', true);
 
+-- Who merges.  By default (background_merge on) the insert that finds the
+-- list due starts a background worker ("neardup merge") and goes on; with
+-- the option off, the inserting session merges before its INSERT returns.
+-- 10,000 rows, a pending limit of 4,681 entries, 7,000 inserts: one merge,
+-- done by a worker (insert_merges stays 0); then, option off, 7,000 more
+-- inserts: one merge, by the session.  (The metapage counts a list's
+-- entries page by page, not those of its last page.)
+CREATE TABLE ham_bg (id int, sh simhash64);
+INSERT INTO ham_bg
+SELECT i, ('x' || md5('bg ' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 10000) i;
+CREATE INDEX ham_bg_sh ON ham_bg USING hamming (sh) WITH (pending_limit = 64);
+SELECT * FROM hamming_stats('ham_bg_sh');
+INSERT INTO ham_bg
+SELECT 10000 + i, ('x' || md5('bg late ' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 7000) i;
+-- Wait (at most a minute) for the worker to be done: the lists hold less
+-- than a merge's worth and no worker runs.
+DO $$
+BEGIN
+  FOR i IN 1 .. 600 LOOP
+    EXIT WHEN (SELECT sealed_entries = 0 AND pending_entries < 4681 FROM hamming_stats('ham_bg_sh'))
+          AND NOT EXISTS (SELECT FROM pg_stat_activity WHERE backend_type = 'neardup merge');
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+END $$;
+SELECT blocks, run_entries > 10000 AS merged, sealed_entries, merges, insert_merges
+FROM hamming_stats('ham_bg_sh');
+SELECT hamming_check('ham_bg_sh', true);
+ALTER INDEX ham_bg_sh SET (background_merge = off);
+INSERT INTO ham_bg
+SELECT 20000 + i, ('x' || md5('bg later ' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 7000) i;
+SELECT sealed_entries, merges, insert_merges FROM hamming_stats('ham_bg_sh');
+SELECT hamming_check('ham_bg_sh', true);
+SELECT (SELECT count(*) FROM ham_bg WHERE sh <~> '0123456789abcdef' <= 20) AS index_count,
+       (SELECT count(*) FROM ham_bg WHERE bit_count(('x' || sh::text)::bit(64) # x'0123456789abcdef') <= 20) AS seq_count;
+DROP TABLE ham_bg;
+
 -- Prepared statements in generic plans.
 SET plan_cache_mode = force_generic_plan;
 PREPARE ham_near(simhash64, int) AS
@@ -366,6 +402,7 @@ RESET enable_seqscan;
 CREATE INDEX ON ham_small USING hamming (sh) WITH (blocks = 2);
 CREATE INDEX ON ham_small USING hamming (sh) WITH (blocks = 9);
 CREATE INDEX ON ham_small USING hamming (sh) WITH (pending_limit = -2);
+CREATE INDEX ON ham_small USING hamming (sh) WITH (background_merge = maybe);
 CREATE INDEX ON ham_small USING hamming (sh) WITH (fillfactor = 50);
 CREATE INDEX ON ham_small USING hamming (id);
 CREATE INDEX ON ham_small USING hamming (sh, id);
@@ -378,6 +415,8 @@ SELECT hamming_merge('ham_small_btree');
 SELECT hamming_check('ham_small');
 SELECT hamming_check('ham_small_btree');
 SELECT hamming_check(0);
+SELECT * FROM hamming_stats('ham_small_btree');
+SELECT * FROM hamming_stats(0);
 SELECT hamming_check('ham_doc_sh', NULL) IS NULL AS strict;
 
 DROP TABLE ham_doc, ham_q, ham_small;

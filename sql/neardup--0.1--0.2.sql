@@ -562,6 +562,18 @@ RETURNS void
 AS 'MODULE_PATHNAME', 'hamming_check'
 LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 
+CREATE FUNCTION @extschema@.hamming_stats(index pg_catalog.regclass,
+                                          OUT blocks pg_catalog.int4,
+                                          OUT run_entries pg_catalog.int8,
+                                          OUT pending_entries pg_catalog.int8,
+                                          OUT sealed_entries pg_catalog.int8,
+                                          OUT null_entries pg_catalog.int8,
+                                          OUT merges pg_catalog.int8,
+                                          OUT insert_merges pg_catalog.int8,
+                                          OUT pages pg_catalog.int8)
+AS 'MODULE_PATHNAME', 'hamming_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
 -- ===== end section: hamming index access method =====
 
 -- ===== section: near-duplicate exclusion constraint (src/type/hamming_ball.c, src/index/gist_hamming.c, src/hamming) =====
@@ -792,6 +804,7 @@ COMMENT ON OPERATOR FAMILY @extschema@.hamming_ball_gist_ops USING gist IS 'GiST
 COMMENT ON OPERATOR CLASS @extschema@.hamming_ball_hamming_ops USING hamming IS 'hamming index of hamming_ball values for && (the near-duplicate exclusion constraint)';
 COMMENT ON OPERATOR FAMILY @extschema@.hamming_ball_hamming_ops USING hamming IS 'hamming operators of hamming_ball';
 COMMENT ON FUNCTION @extschema@.hamming_check(pg_catalog.regclass, pg_catalog.bool) IS 'verify a hamming index''s structure and, with heapallindexed, that it has an entry for every row of its table; raises an error at the first problem';
+COMMENT ON FUNCTION @extschema@.hamming_stats(pg_catalog.regclass) IS 'a hamming index''s run and lists as its metapage gives them: tables, entries of the run, of the pending list, of the list being merged, NULL entries, merges since the build and those of them an inserting session did itself, pages';
 
 COMMENT ON FUNCTION @extschema@.simhash_radius(pg_catalog.float8, pg_catalog.float8) IS 'smallest Hamming radius within which a pair of this Jaccard similarity falls with this probability (SimHash model)';
 COMMENT ON FUNCTION @extschema@.simhash_recall(pg_catalog.float8, pg_catalog.int4) IS 'probability that a pair of this Jaccard similarity falls within this Hamming radius (SimHash model)';

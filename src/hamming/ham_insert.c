@@ -27,15 +27,8 @@ ham_insert(Relation index, Datum *values, bool *isnull,
 	ham_list_append(index, HAM_LIST_PENDING, ham_value_code(ham_indexes_balls(index), values[0]),
 					ht_ctid, &snap);
 
-	/*
-	 * Merge when the list is long enough; an insert never waits for a merge
-	 * another session (or VACUUM) is running.
-	 */
+	/* Merge (or have a background worker merge) when the list is long enough */
 	if (ham_merge_wanted(index, &snap, false))
-	{
-		int64		merged;
-
-		ham_merge(index, false, &merged);
-	}
+		ham_merge_after_insert(index, &snap);
 	return false;
 }

@@ -44,10 +44,19 @@
 #include "hamming.h"
 
 /*
- * Should the pending list be merged?  When it holds more than the
+ * The pending entries at which an insert merges the list: the
  * pending_limit, and -- so that a merge, which rewrites the whole run, costs
  * each entry a bounded number of rewrites -- at least a sixteenth of the run.
- * VACUUM merges any list that holds a sixteenth of the run.
+ */
+uint64
+ham_merge_threshold(Relation index, const HamSnapshot *snap)
+{
+	return Max((uint64) ham_pending_limit_entries(index), (snap->run_entries + 15) / 16);
+}
+
+/*
+ * Should the pending list be merged?  When the lists hold the threshold
+ * above; VACUUM merges any list that holds a sixteenth of the run.
  */
 bool
 ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming)
@@ -58,7 +67,7 @@ ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming)
 		return false;
 	if (pending * 16 < snap->run_entries)
 		return false;
-	return vacuuming || pending >= (uint64) ham_pending_limit_entries(index);
+	return vacuuming || pending >= ham_merge_threshold(index, snap);
 }
 
 /* Add the entries of a list page to the writer (ham_list_walk). */
@@ -73,11 +82,12 @@ ham_merge_list_page(Page page, void *arg)
 
 /*
  * Merge the pending list into the run.  With `wait` false, returns false at
- * once if another merge or VACUUM holds the merge lock.  *merged: the
- * entries the merge took from the lists.
+ * once if another merge or VACUUM holds the merge lock.  by_insert: an
+ * inserting session merges (counted apart).  *merged: the entries the merge
+ * took from the lists.
  */
 bool
-ham_merge(Relation index, bool wait, int64 *merged)
+ham_merge(Relation index, bool wait, bool by_insert, int64 *merged)
 {
 	Buffer		metabuf;
 	GenericXLogState *state;
@@ -143,6 +153,8 @@ ham_merge(Relation index, bool wait, int64 *merged)
 	ham_empty_list(&meta->sealed, 0);
 	meta->retired_xid = ReadNextFullTransactionId();
 	meta->merges++;
+	if (by_insert)
+		meta->insert_merges++;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 
@@ -240,7 +252,7 @@ hamming_merge(PG_FUNCTION_ARGS)
 				 errmsg("recovery is in progress"),
 				 errhint("A hamming index cannot be merged during recovery.")));
 	index = ham_open_index(indexoid, RowExclusiveLock);
-	ham_merge(index, true, &merged);
+	ham_merge(index, true, false, &merged);
 	index_close(index, RowExclusiveLock);
 	PG_RETURN_INT64(merged);
 }

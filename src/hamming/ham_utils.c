@@ -31,7 +31,7 @@
 #include "radius_planner.h"
 
 static relopt_kind ham_relopt_kind;
-static relopt_parse_elt ham_relopt_tab[2];
+static relopt_parse_elt ham_relopt_tab[3];
 
 void
 ham_init_reloptions(void)
@@ -49,6 +49,12 @@ ham_init_reloptions(void)
 	ham_relopt_tab[1].optname = "pending_limit";
 	ham_relopt_tab[1].opttype = RELOPT_TYPE_INT;
 	ham_relopt_tab[1].offset = offsetof(HamOptions, pending_limit);
+	add_bool_reloption(ham_relopt_kind, "background_merge",
+					   "Whether an insert that finds the pending list due for a merge leaves it to a background worker",
+					   true, ShareUpdateExclusiveLock);
+	ham_relopt_tab[2].optname = "background_merge";
+	ham_relopt_tab[2].opttype = RELOPT_TYPE_BOOL;
+	ham_relopt_tab[2].offset = offsetof(HamOptions, background_merge);
 }
 
 bytea *
@@ -92,6 +98,14 @@ ham_pending_limit_entries(Relation index)
 		: HAM_DEFAULT_PENDING_LIMIT_KB;
 
 	return (int) Min((double) kb * 1024.0 / HAM_ENTRY_SIZE, (double) INT_MAX);
+}
+
+bool
+ham_option_background_merge(Relation index)
+{
+	HamOptions *opts = (HamOptions *) index->rd_options;
+
+	return opts == NULL || opts->background_merge;
 }
 
 /*

@@ -137,7 +137,7 @@ ham_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	{
 		int64		merged;
 
-		ham_merge(index, true, &merged);
+		ham_merge(index, true, false, &merged);
 	}
 	LockPage(index, HAM_METAPAGE_BLKNO, ExclusiveLock);
 	ham_recycle(index);

@@ -152,6 +152,7 @@ typedef struct HamMetaPageData
 	/* pages retired by merges are recyclable once this is old enough */
 	FullTransactionId retired_xid;
 	uint32		merges;			/* merges done, for the statistics */
+	uint32		insert_merges;	/* those an inserting session did itself */
 	/* bumped when VACUUM removed entries from a list (ham_cache.c) */
 	uint32		list_cleanups;
 } HamMetaPageData;
@@ -193,6 +194,7 @@ typedef struct HamOptions
 	int32		vl_len_;		/* varlena header (do not touch directly!) */
 	int			blocks;			/* 0: chosen from the row count at build */
 	int			pending_limit;	/* kB; -1: the default */
+	bool		background_merge;	/* inserts leave merges to a worker */
 } HamOptions;
 
 #define HAM_DEFAULT_PENDING_LIMIT_KB	1024
@@ -242,6 +244,7 @@ extern void ham_check_page(Relation index, Buffer buf, uint16 kind, uint32 epoch
 extern bool ham_page_live(const HamSnapshot *snap, Page page);
 extern void ham_empty_list(HamList *list, uint32 epoch);
 extern int	ham_pending_limit_entries(Relation index);
+extern bool ham_option_background_merge(Relation index);
 extern int	ham_default_blocks(double rows);
 extern int	ham_option_blocks(Relation index);
 extern bool ham_indexes_balls(Relation index);
@@ -310,9 +313,14 @@ extern bool ham_insert(Relation index, Datum *values, bool *isnull,
 					   IndexInfo *indexInfo);
 
 /* ham_merge.c */
-extern bool ham_merge(Relation index, bool wait, int64 *merged);
+extern bool ham_merge(Relation index, bool wait, bool by_insert, int64 *merged);
 extern void ham_recycle(Relation index);
 extern bool ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming);
+extern uint64 ham_merge_threshold(Relation index, const HamSnapshot *snap);
+
+/* ham_worker.c: merges in a background worker */
+extern void ham_merge_after_insert(Relation index, const HamSnapshot *snap);
+extern PGDLLEXPORT void ham_merge_worker_main(Datum arg);
 
 /* ham_scan.c */
 extern IndexScanDesc ham_beginscan(Relation r, int nkeys, int norderbys);

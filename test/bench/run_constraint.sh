@@ -4,7 +4,10 @@
 # primary key --
 #   pk       the primary key only (the baseline),
 #   index    + a plain hamming index on sh (no constraint; built after the
-#            load): issue 11's insert target,
+#            load): issue 11's insert target; its merges run in background
+#            workers (the default),
+#   index_fg + the same index with background_merge = off: the inserting
+#            session merges,
 #   btree_sh + a btree index on sh instead: any second index over these
 #            random codes, the floor for the one above,
 #   gin      + the GIN opclass on sh instead (fastupdate, its default),
@@ -14,16 +17,19 @@
 #   hamming  + EXCLUDE USING hamming (hamming_ball(sh, K) WITH &&),
 #   gist     + EXCLUDE USING gist (hamming_ball(sh, K) WITH &&)
 # -- then, for each, single-row INSERTs of new random codes by pgbench (one
-# client, then CLIENTS clients, SECS seconds each) and a COPY of COPYROWS
-# new rows; rates are reported against the baseline measured in the same
-# run.  The GiST table holds GIST_ROWS (default 100,000) rows: each insert
+# client, then CLIENTS clients, SECS seconds each), and COPIES rounds of a
+# COPY of COPYROWS new rows into each table in turn; rates are reported
+# against the baseline measured in the same run.  After each COPY the run
+# waits for the table's background merges to end (no merge of one table
+# overlaps another's COPY), and reports that wait apart: a COPY's own rate
+# is what its session sees, the rate with the wait is what the merges cost.  The GiST table holds GIST_ROWS (default 100,000) rows: each insert
 # into it costs a GiST radius search, about a millisecond at 1M rows, so
 # loading it with 1M rows one constraint check at a time would take most
 # of an hour.  TABLES picks the tables (default: pk index btree hamming
 # gist; also btree_sh, gin; pk, the baseline, is always run).
 #
 #   ROWS=1000000 GIST_ROWS=100000 K=3 SECS=15 CLIENTS=4 COPYROWS=100000 bash test/bench/run_constraint.sh
-#   ROWS=10000000 TABLES="index" bash test/bench/run_constraint.sh
+#   ROWS=10000000 TABLES="index index_fg btree_sh" COPYROWS=700000 COPIES=6 bash test/bench/run_constraint.sh
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,7 +40,7 @@ nd_build
 nd_stage
 
 export ND_PG_OPTS=${ND_PG_OPTS:-"shared_buffers=2GB"}
-export ROWS=${ROWS:-1000000} GIST_ROWS=${GIST_ROWS:-100000} K=${K:-3} SECS=${SECS:-15} CLIENTS=${CLIENTS:-4} COPYROWS=${COPYROWS:-100000}
+export ROWS=${ROWS:-1000000} GIST_ROWS=${GIST_ROWS:-100000} K=${K:-3} SECS=${SECS:-15} CLIENTS=${CLIENTS:-4} COPYROWS=${COPYROWS:-100000} COPIES=${COPIES:-1}
 export TABLES="pk ${TABLES:-index btree hamming gist}"
 
 nd_in_cluster bash -s <<'SCRIPT' 2>&1 | grep -v '^Dropping cluster'
@@ -49,14 +55,17 @@ calc() { awk "BEGIN { print $1 }"; }
 q -c "CREATE EXTENSION neardup"
 q -c "CREATE TABLE src AS SELECT i::bigint AS id, ('x' || md5('row ' || i))::bit(64)::bigint::simhash64 AS sh
       FROM generate_series(1, $ROWS) i"
-q -c "COPY (SELECT $ROWS + 10000000 + i, ('x' || md5('copy ' || i))::bit(64)::bigint::simhash64
-            FROM generate_series(1, $COPYROWS) i) TO '$work/copy.tsv'"
+for r in $(seq 1 "$COPIES"); do
+	q -c "COPY (SELECT $ROWS + 10000000 + $r * $COPYROWS + i, ('x' || md5('copy $r ' || i))::bit(64)::bigint::simhash64
+	            FROM generate_series(1, $COPYROWS) i) TO '$work/copy_$r.tsv'"
+done
 q -c "CREATE SEQUENCE ids START $((ROWS + 1))"
-echo "# $ROWS rows (GiST: $GIST_ROWS), k = $K, pgbench ${SECS}s per run, COPY of $COPYROWS rows; $ND_PG_OPTS"
+echo "# $ROWS rows (GiST: $GIST_ROWS), k = $K, pgbench ${SECS}s per run, $COPIES COPY of $COPYROWS rows per table; $ND_PG_OPTS"
 
 declare -A ddl=(
 	[pk]=""
 	[index]=""
+	[index_fg]=""
 	[btree_sh]=""
 	[gin]=""
 	[btree]=", CONSTRAINT %s_eq EXCLUDE USING btree (id WITH =)"
@@ -64,10 +73,17 @@ declare -A ddl=(
 	[gist]=", CONSTRAINT %s_near EXCLUDE USING gist (hamming_ball(sh, $K) WITH &&)"
 )
 declare -A after=([index]="CREATE INDEX t_index_sh ON t_index USING hamming (sh)"
+	[index_fg]="CREATE INDEX t_index_fg_sh ON t_index_fg USING hamming (sh) WITH (background_merge = off)"
 	[btree_sh]="CREATE INDEX t_btree_sh_sh ON t_btree_sh (sh)"
 	[gin]="CREATE INDEX t_gin_sh ON t_gin USING gin (sh)")
-declare -A one many copy load
-declare -A rows=([pk]=$ROWS [index]=$ROWS [btree_sh]=$ROWS [gin]=$ROWS [btree]=$ROWS [hamming]=$ROWS [gist]=$GIST_ROWS)
+# Wait for the background merges ("neardup merge" workers) to end.
+wait_merges() {
+	while [ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'neardup merge'")" != 0 ]; do
+		sleep 0.05
+	done
+}
+declare -A one many copy load copy_s wait_s
+declare -A rows=([pk]=$ROWS [index]=$ROWS [index_fg]=$ROWS [btree_sh]=$ROWS [gin]=$ROWS [btree]=$ROWS [hamming]=$ROWS [gist]=$GIST_ROWS)
 for v in $TABLES; do
 	# shellcheck disable=SC2059
 	extra=$(printf "${ddl[$v]}" "$v")
@@ -82,18 +98,50 @@ INSERT INTO t_$v VALUES (nextval('ids'), ('x' || md5(random()::text))::bit(64)::
 EOF
 	one[$v]=$($PGBENCH -n -c 1 -T "$SECS" -f "$work/ins_$v.sql" 2>&1 | grep -oP 'tps = \K[0-9.]+')
 	many[$v]=$($PGBENCH -n -c "$CLIENTS" -j 2 -T "$SECS" -f "$work/ins_$v.sql" 2>&1 | grep -oP 'tps = \K[0-9.]+')
-	ms=$(q -c "\\timing on" -c "COPY t_$v FROM '$work/copy.tsv'" | grep -oP 'Time: \K[0-9.]+')
-	copy[$v]=$(calc "$COPYROWS * 1000 / $ms")
-	printf "# %-8s load %6.1f s; INSERT 1 client %8.0f rows/s, %d clients %8.0f rows/s; COPY %8.0f rows/s\n" \
-		"$v" "${load[$v]}" "${one[$v]}" "$CLIENTS" "${many[$v]}" "${copy[$v]}"
+	sleep 0.2
+	wait_merges
+	printf "# %-8s load %6.1f s; INSERT 1 client %8.0f rows/s, %d clients %8.0f rows/s\n" \
+		"$v" "${load[$v]}" "${one[$v]}" "$CLIENTS" "${many[$v]}"
+	copy_s[$v]=0
+	wait_s[$v]=0
 done
-echo "| table | rows | INSERT, 1 client | INSERT, $CLIENTS clients | $CLIENTS clients / 1 | COPY $COPYROWS rows | initial load |"
-echo "|---|---|---|---|---|---|---|"
+
+for r in $(seq 1 "$COPIES"); do
+	line="# COPY round $r:"
+	for v in $TABLES; do
+		start=$(date +%s.%N)
+		q -c "COPY t_$v FROM '$work/copy_$r.tsv'"
+		mid=$(date +%s.%N)
+		# a worker registered by the COPY's last inserts may not show yet
+		sleep 0.2
+		wait_merges
+		end=$(date +%s.%N)
+		copy_s[$v]=$(calc "${copy_s[$v]} + $mid - $start")
+		wait_s[$v]=$(calc "${wait_s[$v]} + $end - $mid - 0.2")
+		line+=$(printf " %s %.2f s + %.2f s;" "$v" "$(calc "$mid - $start")" "$(calc "$end - $mid - 0.2")")
+	done
+	echo "$line"
+done
 for v in $TABLES; do
-	printf "| %s | %s | %.0f/s (%.2fx) | %.0f/s (%.2fx) | %.2f | %.0f/s (%.2fx) | %.1f s |\n" "$v" "${rows[$v]}" \
+	copy[$v]=$(calc "$COPIES * $COPYROWS / ${copy_s[$v]}")
+	stats=""
+	if [ "$v" = index ] || [ "$v" = index_fg ]; then
+		stats=$(q -c "SELECT ' merges ' || merges || ' (' || insert_merges || ' in the inserting session), pending ' || pending_entries
+		              FROM hamming_stats('t_${v}_sh')")
+	fi
+	printf "# %-8s COPY %.2f s, merge waits %.2f s;%s\n" "$v" "${copy_s[$v]}" "${wait_s[$v]}" "$stats"
+done
+
+echo "| table | rows | INSERT, 1 client | INSERT, $CLIENTS clients | $CLIENTS clients / 1 | COPY $COPIES x $COPYROWS rows | with the merge waits | initial load |"
+echo "|---|---|---|---|---|---|---|---|"
+for v in $TABLES; do
+	with=$(calc "$COPIES * $COPYROWS / (${copy_s[$v]} + ${wait_s[$v]})")
+	with_pk=$(calc "$COPIES * $COPYROWS / (${copy_s[pk]} + ${wait_s[pk]})")
+	printf "| %s | %s | %.0f/s (%.2fx) | %.0f/s (%.2fx) | %.2f | %.0f/s (%.2fx) | %.0f/s (%.2fx) | %.1f s |\n" "$v" "${rows[$v]}" \
 		"${one[$v]}" "$(calc "${one[$v]} / ${one[pk]}")" \
 		"${many[$v]}" "$(calc "${many[$v]} / ${many[pk]}")" \
 		"$(calc "${many[$v]} / ${one[$v]}")" \
-		"${copy[$v]}" "$(calc "${copy[$v]} / ${copy[pk]}")" "${load[$v]}"
+		"${copy[$v]}" "$(calc "${copy[$v]} / ${copy[pk]}")" \
+		"$with" "$(calc "$with / $with_pk")" "${load[$v]}"
 done
 SCRIPT
