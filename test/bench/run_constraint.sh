@@ -22,7 +22,10 @@
 # against the baseline measured in the same run.  After each COPY the run
 # waits for the table's background merges to end (no merge of one table
 # overlaps another's COPY), and reports that wait apart: a COPY's own rate
-# is what its session sees, the rate with the wait is what the merges cost.  The GiST table holds GIST_ROWS (default 100,000) rows: each insert
+# is what its session sees, the rate with the wait is what the merges cost.
+# BACK_TO_BACK=1 runs a table's COPIES one after the other instead, waiting
+# only after its last (a bulk load in batches: the merges overlap the next
+# COPYs, and the pending list's brake is what bounds them).  The GiST table holds GIST_ROWS (default 100,000) rows: each insert
 # into it costs a GiST radius search, about a millisecond at 1M rows, so
 # loading it with 1M rows one constraint check at a time would take most
 # of an hour.  TABLES picks the tables (default: pk index btree hamming
@@ -40,7 +43,7 @@ nd_build
 nd_stage
 
 export ND_PG_OPTS=${ND_PG_OPTS:-"shared_buffers=2GB"}
-export ROWS=${ROWS:-1000000} GIST_ROWS=${GIST_ROWS:-100000} K=${K:-3} SECS=${SECS:-15} CLIENTS=${CLIENTS:-4} COPYROWS=${COPYROWS:-100000} COPIES=${COPIES:-1}
+export ROWS=${ROWS:-1000000} GIST_ROWS=${GIST_ROWS:-100000} K=${K:-3} SECS=${SECS:-15} CLIENTS=${CLIENTS:-4} COPYROWS=${COPYROWS:-100000} COPIES=${COPIES:-1} BACK_TO_BACK=${BACK_TO_BACK:-0}
 export TABLES="pk ${TABLES:-index btree hamming gist}"
 
 nd_in_cluster bash -s <<'SCRIPT' 2>&1 | grep -v '^Dropping cluster'
@@ -106,22 +109,39 @@ EOF
 	wait_s[$v]=0
 done
 
-for r in $(seq 1 "$COPIES"); do
-	line="# COPY round $r:"
-	for v in $TABLES; do
-		start=$(date +%s.%N)
-		q -c "COPY t_$v FROM '$work/copy_$r.tsv'"
-		mid=$(date +%s.%N)
+# One COPY of round $1 into table $2; waits for its merges unless $3 = 0
+copy_one() {
+	local r=$1 v=$2 start mid waited=0
+	start=$(date +%s.%N)
+	q -c "COPY t_$v FROM '$work/copy_$r.tsv'"
+	mid=$(date +%s.%N)
+	if [ "$3" != 0 ]; then
 		# a worker registered by the COPY's last inserts may not show yet
 		sleep 0.2
 		wait_merges
-		end=$(date +%s.%N)
-		copy_s[$v]=$(calc "${copy_s[$v]} + $mid - $start")
-		wait_s[$v]=$(calc "${wait_s[$v]} + $end - $mid - 0.2")
-		line+=$(printf " %s %.2f s + %.2f s;" "$v" "$(calc "$mid - $start")" "$(calc "$end - $mid - 0.2")")
+		waited=$(calc "$(date +%s.%N) - $mid - 0.2")
+	fi
+	copy_s[$v]=$(calc "${copy_s[$v]} + $mid - $start")
+	wait_s[$v]=$(calc "${wait_s[$v]} + $waited")
+	line+=$(printf " %s %.2f s + %.2f s;" "$v" "$(calc "$mid - $start")" "$waited")
+}
+if [ "$BACK_TO_BACK" = 1 ]; then
+	for v in $TABLES; do
+		line="# COPYs back to back:"
+		for r in $(seq 1 "$COPIES"); do
+			copy_one "$r" "$v" "$([ "$r" = "$COPIES" ] && echo 1 || echo 0)"
+		done
+		echo "$line"
 	done
-	echo "$line"
-done
+else
+	for r in $(seq 1 "$COPIES"); do
+		line="# COPY round $r:"
+		for v in $TABLES; do
+			copy_one "$r" "$v" 1
+		done
+		echo "$line"
+	done
+fi
 for v in $TABLES; do
 	copy[$v]=$(calc "$COPIES * $COPYROWS / ${copy_s[$v]}")
 	stats=""
