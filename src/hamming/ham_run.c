@@ -4,11 +4,14 @@
  *		Writing a run (the index build and merges) and reading its
  *		directory (scans, merges, the integrity check).
  *
- * The writer feeds every entry to m sorts, one per table, keyed by the code
- * rotated so that the table's block leads (tuplesort: within the memory it
- * is given, spilling to temporary files beyond).  Then, table by table, it
- * writes the sorted entries to full data pages, the directory of those
- * pages, and last the header that lists the directory pages.
+ * The writer sorts every entry m times, once per table, keyed by the code
+ * rotated so that the table's block leads.  While the entries fit in its
+ * memory (a merge's list, a small build) it keeps them in one array and
+ * sorts a keyed copy per table in place; past that it feeds them to m
+ * tuplesorts, which spill to temporary files beyond their memory.  Then,
+ * table by table, it writes the sorted entries to full data pages, the
+ * directory of those pages, and last the header that lists the directory
+ * pages.
  *
  *-------------------------------------------------------------------------
  */
@@ -39,11 +42,35 @@
 /* Sort keys are signed int8: flipping the top bit orders them unsigned. */
 #define HAM_SIGN_FLIP	((uint64) 1 << 63)
 
+/* An entry kept in memory: a code (or a table's key) and its heap TID */
+typedef struct HamMemEntry
+{
+	uint64		key;
+	ItemPointerData tid;
+} HamMemEntry;
+
+#define ST_SORT ham_sort_entries
+#define ST_ELEMENT_TYPE HamMemEntry
+#define ST_COMPARE(a, b) ((a)->key < (b)->key ? -1 : (a)->key > (b)->key ? 1 : 0)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
 struct HamRunWriter
 {
 	Relation	index;
 	nd_layout	layout;
 	uint32		epoch;
+	int			sort_kb;		/* memory of each tuplesort */
+	/* in memory: the entries, and one table's keys sorted (finish) */
+	HamMemEntry *mem;
+	uint64		nmem;
+	uint64		mem_capacity;
+	uint64		max_mem;		/* entries that fit; past them, tuplesorts */
+	HamMemEntry *keyed;
+	uint64		keyed_pos;
+	/* or the tuplesorts, once the entries outgrew the memory */
+	bool		spilled;
 	TupleDesc	tupdesc;
 	TupleTableSlot *slot;		/* to add */
 	TupleTableSlot *outslot;	/* to read back */
@@ -55,30 +82,62 @@ HamRunWriter *
 ham_run_writer_begin(Relation index, int nblocks, uint32 epoch, int work_mem_kb)
 {
 	HamRunWriter *w = palloc0(sizeof(HamRunWriter));
+
+	w->index = index;
+	nd_layout_init(&w->layout, nblocks);
+	w->epoch = epoch;
+	w->sort_kb = Max(64, Min(work_mem_kb / nblocks, HAM_SORT_MAX_KB));
+	/* the array and a keyed copy, in the memory the tuplesorts would take */
+	w->max_mem = (uint64) w->sort_kb * nblocks * 1024 / (2 * sizeof(HamMemEntry));
+	return w;
+}
+
+/* Past the memory: hand the entries kept so far to one tuplesort a table. */
+static void
+ham_run_writer_spill(HamRunWriter *w)
+{
 	AttrNumber	attno = 1;
 	Oid			sortop = Int8LessOperator;
 	Oid			collation = InvalidOid;
 	bool		nulls_first = false;
 
-	w->index = index;
-	nd_layout_init(&w->layout, nblocks);
-	w->epoch = epoch;
 	w->tupdesc = CreateTemplateTupleDesc(2);
 	TupleDescInitEntry(w->tupdesc, 1, "key", INT8OID, -1, 0);
 	TupleDescInitEntry(w->tupdesc, 2, "tid", TIDOID, -1, 0);
 	w->slot = MakeSingleTupleTableSlot(w->tupdesc, &TTSOpsVirtual);
 	w->outslot = MakeSingleTupleTableSlot(w->tupdesc, &TTSOpsMinimalTuple);
-	for (int t = 0; t < nblocks; t++)
+	for (int t = 0; t < w->layout.nblocks; t++)
 		w->sort[t] = tuplesort_begin_heap(w->tupdesc, 1, &attno, &sortop, &collation,
-										  &nulls_first,
-										  Max(64, Min(work_mem_kb / nblocks, HAM_SORT_MAX_KB)),
-										  NULL, TUPLESORT_NONE);
-	return w;
+										  &nulls_first, w->sort_kb, NULL, TUPLESORT_NONE);
+	w->spilled = true;
+	for (uint64 i = 0; i < w->nmem; i++)
+		ham_run_writer_add(w, w->mem[i].key, &w->mem[i].tid);
+	w->nentries -= w->nmem;
+	if (w->mem)
+		pfree(w->mem);
+	w->mem = NULL;
+	w->nmem = 0;
 }
 
 void
 ham_run_writer_add(HamRunWriter *w, uint64 code, ItemPointer tid)
 {
+	if (!w->spilled && w->nmem == w->max_mem)
+		ham_run_writer_spill(w);
+	if (!w->spilled)
+	{
+		if (w->nmem == w->mem_capacity)
+		{
+			w->mem_capacity = Min(Max(w->mem_capacity * 2, 1024), w->max_mem);
+			w->mem = w->mem ? repalloc_huge(w->mem, w->mem_capacity * sizeof(HamMemEntry))
+				: MemoryContextAllocHuge(CurrentMemoryContext, w->mem_capacity * sizeof(HamMemEntry));
+		}
+		w->mem[w->nmem].key = code;
+		w->mem[w->nmem].tid = *tid;
+		w->nmem++;
+		w->nentries++;
+		return;
+	}
 	for (int t = 0; t < w->layout.nblocks; t++)
 	{
 		ExecClearTuple(w->slot);
@@ -90,6 +149,34 @@ ham_run_writer_add(HamRunWriter *w, uint64 code, ItemPointer tid)
 		tuplesort_puttupleslot(w->sort[t], w->slot);
 	}
 	w->nentries++;
+}
+
+/* Sort the entries of a table: its tuplesort, or a keyed copy in memory */
+static void
+sort_table(HamRunWriter *w, int table)
+{
+	if (w->spilled)
+	{
+		tuplesort_performsort(w->sort[table]);
+		return;
+	}
+	if (w->keyed == NULL && w->nmem > 0)
+		w->keyed = MemoryContextAllocHuge(CurrentMemoryContext, w->nmem * sizeof(HamMemEntry));
+	for (uint64 i = 0; i < w->nmem; i++)
+	{
+		w->keyed[i].key = nd_permute(&w->layout, table, w->mem[i].key);
+		w->keyed[i].tid = w->mem[i].tid;
+	}
+	if (w->nmem > 1)
+		ham_sort_entries(w->keyed, w->nmem);
+	w->keyed_pos = 0;
+}
+
+static void
+end_table(HamRunWriter *w, int table)
+{
+	if (w->spilled)
+		tuplesort_end(w->sort[table]);
 }
 
 /* Write a full page image as a new page of the index; returns its number. */
@@ -153,6 +240,15 @@ sorted_next(HamRunWriter *w, int table, uint64 *key, ItemPointerData *tid)
 {
 	bool		isnull;
 
+	if (!w->spilled)
+	{
+		if (w->keyed_pos >= w->nmem)
+			return false;
+		*key = w->keyed[w->keyed_pos].key;
+		*tid = w->keyed[w->keyed_pos].tid;
+		w->keyed_pos++;
+		return true;
+	}
 	if (!tuplesort_gettupleslot(w->sort[table], true, false, w->outslot, NULL))
 		return false;
 	*key = (uint64) DatumGetInt64(slot_getattr(w->outslot, 1, &isnull)) ^ HAM_SIGN_FLIP;
@@ -187,7 +283,7 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
 	if (upper == 0)
 	{
 		for (int t = 0; t < nblocks; t++)
-			tuplesort_end(w->sort[t]);
+			end_table(w, t);
 		return InvalidBlockNumber;
 	}
 
@@ -196,9 +292,11 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
 	header->nblocks = nblocks;
 	header->ndirs = 0;
 
+	/* tuplesorts sort every table first; in memory, one table at a time */
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PROGRESS_HAMMING_PHASE_SORT);
-	for (int t = 0; t < nblocks; t++)
-		tuplesort_performsort(w->sort[t]);
+	if (w->spilled)
+		for (int t = 0; t < nblocks; t++)
+			sort_table(w, t);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PROGRESS_HAMMING_PHASE_WRITE);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, upper * nblocks);
@@ -219,6 +317,8 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
 		bool		have_new,
 					have_old;
 
+		if (!w->spilled)
+			sort_table(w, t);
 		if (old)
 		{
 			ham_run_dir_load_table(w->index, old, t);
@@ -262,7 +362,7 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
 				CHECK_FOR_INTERRUPTS();
 			}
 		}
-		tuplesort_end(w->sort[t]);
+		end_table(w, t);
 		pfree(cur);
 
 		if (t == 0)
