@@ -68,7 +68,12 @@ done
 psql_q -c "CREATE INDEX sg_gist ON sg USING gist (sh)" \
 	-c "CREATE INDEX sn_gin ON sn USING gin (sh) WITH (fastupdate = off)" \
 	-c "CREATE INDEX sh_ham ON sh USING hamming (sh)"
+# rh_ham's merges run in background workers: let them end before replay
+nd_wait_for "NOT EXISTS (SELECT FROM pg_stat_activity WHERE backend_type = 'neardup merge')" ||
+	echo "# a hamming merge is still running"
 nd_wait_replay || echo "# the standby did not catch up"
+merges=$(PGPORT=$port2 psql_q -c "SELECT merges || ' merges, ' || insert_merges || ' by the inserting session' FROM hamming_stats('rh_ham')")
+echo "# rh_ham on the standby: $merges"
 pending=$(PGPORT=$port2 psql_q -c "SELECT pending_tuples FROM pgstatginindex('rn_gin')")
 echo "# GIN pending list on the standby: $pending tuples"
 ok $([ "$pending" -gt 0 ] && echo 0 || echo 1) "rn_gin's pending list, replayed, is not empty (scans read it)"
@@ -76,7 +81,7 @@ on_standby rg rg_gist "after inserts, deletes, updates"
 on_standby rn rn_gin "after inserts, deletes, updates"
 on_standby sg sg_gist "after CREATE INDEX"
 on_standby sn sn_gin "after CREATE INDEX"
-on_standby rh rh_ham "after inserts (merged by the inserts themselves), deletes, updates"
+on_standby rh rh_ham "after inserts (merged along the way), deletes, updates"
 on_standby sh sh_ham "after CREATE INDEX"
 
 # --- VACUUM, REINDEX CONCURRENTLY -------------------------------------------------------
@@ -85,7 +90,12 @@ for t in rg rn rh sg sn sh; do
 done
 psql_q -c "REINDEX INDEX CONCURRENTLY sg_gist" -c "REINDEX INDEX CONCURRENTLY sn_gin" \
 	-c "REINDEX INDEX CONCURRENTLY sh_ham"
+# rh_ham's merges run in background workers: let them end before replay
+nd_wait_for "NOT EXISTS (SELECT FROM pg_stat_activity WHERE backend_type = 'neardup merge')" ||
+	echo "# a hamming merge is still running"
 nd_wait_replay || echo "# the standby did not catch up"
+merges=$(PGPORT=$port2 psql_q -c "SELECT merges || ' merges, ' || insert_merges || ' by the inserting session' FROM hamming_stats('rh_ham')")
+echo "# rh_ham on the standby: $merges"
 pending=$(PGPORT=$port2 psql_q -c "SELECT pending_tuples FROM pgstatginindex('rn_gin')")
 ok $([ "$pending" = 0 ] && echo 0 || echo 1) "VACUUM on the primary emptied rn_gin's pending list on the standby"
 on_standby rg rg_gist "after VACUUM"
