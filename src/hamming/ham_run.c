@@ -61,6 +61,7 @@ struct HamRunWriter
 	Relation	index;
 	nd_layout	layout;
 	uint32		epoch;
+	MemoryContext cxt;			/* of the writer and its arrays */
 	int			sort_kb;		/* memory of each tuplesort */
 	/* in memory: the entries, and one table's keys sorted (finish) */
 	HamMemEntry *mem;
@@ -86,6 +87,7 @@ ham_run_writer_begin(Relation index, int nblocks, uint32 epoch, int work_mem_kb)
 	w->index = index;
 	nd_layout_init(&w->layout, nblocks);
 	w->epoch = epoch;
+	w->cxt = CurrentMemoryContext;
 	w->sort_kb = Max(64, Min(work_mem_kb / nblocks, HAM_SORT_MAX_KB));
 	/* the array and a keyed copy, in the memory the tuplesorts would take */
 	w->max_mem = (uint64) w->sort_kb * nblocks * 1024 / (2 * sizeof(HamMemEntry));
@@ -130,7 +132,7 @@ ham_run_writer_add(HamRunWriter *w, uint64 code, ItemPointer tid)
 		{
 			w->mem_capacity = Min(Max(w->mem_capacity * 2, 1024), w->max_mem);
 			w->mem = w->mem ? repalloc_huge(w->mem, w->mem_capacity * sizeof(HamMemEntry))
-				: MemoryContextAllocHuge(CurrentMemoryContext, w->mem_capacity * sizeof(HamMemEntry));
+				: MemoryContextAllocHuge(w->cxt, w->mem_capacity * sizeof(HamMemEntry));
 		}
 		w->mem[w->nmem].key = code;
 		w->mem[w->nmem].tid = *tid;
@@ -161,7 +163,7 @@ sort_table(HamRunWriter *w, int table)
 		return;
 	}
 	if (w->keyed == NULL && w->nmem > 0)
-		w->keyed = MemoryContextAllocHuge(CurrentMemoryContext, w->nmem * sizeof(HamMemEntry));
+		w->keyed = MemoryContextAllocHuge(w->cxt, w->nmem * sizeof(HamMemEntry));
 	for (uint64 i = 0; i < w->nmem; i++)
 	{
 		w->keyed[i].key = nd_permute(&w->layout, table, w->mem[i].key);
@@ -177,6 +179,16 @@ end_table(HamRunWriter *w, int table)
 {
 	if (w->spilled)
 		tuplesort_end(w->sort[table]);
+	else if (table == w->layout.nblocks - 1)
+	{
+		/* the last table: the arrays are done with */
+		if (w->mem)
+			pfree(w->mem);
+		if (w->keyed)
+			pfree(w->keyed);
+		w->mem = w->keyed = NULL;
+		w->nmem = 0;
+	}
 }
 
 /* Write a full page image as a new page of the index; returns its number. */
