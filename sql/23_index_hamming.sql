@@ -270,7 +270,7 @@ SELECT hamming_check('ham_doc_sh', true);
 -- done by a worker (insert_merges stays 0); then, option off, 7,000 more
 -- inserts: one merge, by the session.  (The metapage counts a list's
 -- entries page by page, not those of its last page.)
-CREATE TABLE ham_bg (id int, sh simhash64);
+CREATE TABLE ham_bg (id int, sh simhash64) WITH (autovacuum_enabled = off);  -- VACUUM merges too
 INSERT INTO ham_bg
 SELECT i, ('x' || md5('bg ' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 10000) i;
 CREATE INDEX ham_bg_sh ON ham_bg USING hamming (sh) WITH (pending_limit = 64);
