@@ -50,7 +50,7 @@ endif
 # header changes (struct layouts are shared between files).
 $(OBJS): $(foreach d,$(SQL_DIRS) src/core,$(wildcard $(d)/*.h))
 
-.PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-threshold
+.PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold
 
 # Debian packages the build and the tests need (installed only when missing).
 deps:
@@ -72,7 +72,7 @@ fuzz:
 
 # Benchmarks: ratios against baselines measured in the same run.  The index
 # benchmarks take ROWS (default 1M) and more; see the scripts.
-bench: bench-am bench-constraint bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice
+bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice
 
 bench-fingerprint:
 	@bash test/bench/run_bench.sh
@@ -88,6 +88,11 @@ bench-am:
 
 bench-constraint:
 	@bash test/bench/run_constraint.sh
+
+# What a hamming index's pending list costs radius and KNN scans between
+# merges, at 10M rows (ROWS, PENDING, NQ).
+bench-pending:
+	@bash test/bench/run_pending.sh
 
 # "At least t similar": SimHash's recall by radius and the radius model on
 # the demo corpus, then verified lookups at 1M rows on the hamming index,
