@@ -94,6 +94,34 @@ ham_run_writer_begin(Relation index, int nblocks, uint32 epoch, int work_mem_kb)
 	return w;
 }
 
+/* An entry to every table's tuplesort, keyed for that table */
+static void
+put_sorts(HamRunWriter *w, uint64 code, ItemPointer tid)
+{
+	for (int t = 0; t < w->layout.nblocks; t++)
+	{
+		ExecClearTuple(w->slot);
+		w->slot->tts_values[0] = Int64GetDatum((int64) (nd_permute(&w->layout, t, code) ^ HAM_SIGN_FLIP));
+		w->slot->tts_values[1] = PointerGetDatum(tid);
+		w->slot->tts_isnull[0] = false;
+		w->slot->tts_isnull[1] = false;
+		ExecStoreVirtualTuple(w->slot);
+		tuplesort_puttupleslot(w->sort[t], w->slot);
+	}
+}
+
+/* The in-memory arrays are done with (spilled, or the run written) */
+static void
+free_memory(HamRunWriter *w)
+{
+	if (w->mem)
+		pfree(w->mem);
+	if (w->keyed)
+		pfree(w->keyed);
+	w->mem = w->keyed = NULL;
+	w->nmem = 0;
+}
+
 /* Past the memory: hand the entries kept so far to one tuplesort a table. */
 static void
 ham_run_writer_spill(HamRunWriter *w)
@@ -113,12 +141,8 @@ ham_run_writer_spill(HamRunWriter *w)
 										  &nulls_first, w->sort_kb, NULL, TUPLESORT_NONE);
 	w->spilled = true;
 	for (uint64 i = 0; i < w->nmem; i++)
-		ham_run_writer_add(w, w->mem[i].key, &w->mem[i].tid);
-	w->nentries -= w->nmem;
-	if (w->mem)
-		pfree(w->mem);
-	w->mem = NULL;
-	w->nmem = 0;
+		put_sorts(w, w->mem[i].key, &w->mem[i].tid);
+	free_memory(w);
 }
 
 void
@@ -137,19 +161,9 @@ ham_run_writer_add(HamRunWriter *w, uint64 code, ItemPointer tid)
 		w->mem[w->nmem].key = code;
 		w->mem[w->nmem].tid = *tid;
 		w->nmem++;
-		w->nentries++;
-		return;
 	}
-	for (int t = 0; t < w->layout.nblocks; t++)
-	{
-		ExecClearTuple(w->slot);
-		w->slot->tts_values[0] = Int64GetDatum((int64) (nd_permute(&w->layout, t, code) ^ HAM_SIGN_FLIP));
-		w->slot->tts_values[1] = PointerGetDatum(tid);
-		w->slot->tts_isnull[0] = false;
-		w->slot->tts_isnull[1] = false;
-		ExecStoreVirtualTuple(w->slot);
-		tuplesort_puttupleslot(w->sort[t], w->slot);
-	}
+	else
+		put_sorts(w, code, tid);
 	w->nentries++;
 }
 
@@ -179,16 +193,6 @@ end_table(HamRunWriter *w, int table)
 {
 	if (w->spilled)
 		tuplesort_end(w->sort[table]);
-	else if (table == w->layout.nblocks - 1)
-	{
-		/* the last table: the arrays are done with */
-		if (w->mem)
-			pfree(w->mem);
-		if (w->keyed)
-			pfree(w->keyed);
-		w->mem = w->keyed = NULL;
-		w->nmem = 0;
-	}
 }
 
 /* Write a full page image as a new page of the index; returns its number. */
@@ -296,6 +300,7 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
 	{
 		for (int t = 0; t < nblocks; t++)
 			end_table(w, t);
+		free_memory(w);
 		return InvalidBlockNumber;
 	}
 
@@ -406,6 +411,7 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
 			rt->ndir++;
 		}
 	}
+	free_memory(w);
 	header->nentries = *nentries;
 	return write_page(w->index, header_image);
 }

@@ -639,6 +639,14 @@ ham_list_walk(Relation index, const HamList *list, HamListVisit visit, void *arg
 	}
 }
 
+/* Is the relation an index of this access method? */
+bool
+ham_is_hamming_index(Relation rel)
+{
+	return rel->rd_rel->relkind == RELKIND_INDEX && rel->rd_indam != NULL &&
+		rel->rd_indam->ambuild == ham_build;
+}
+
 /*
  * Open an index given to one of the SQL functions: it must be a hamming
  * index the user owns (as VACUUM and gin_clean_pending_list require).
@@ -652,8 +660,7 @@ ham_open_index(Oid indexoid, LOCKMODE lockmode)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("relation with OID %u does not exist", indexoid)));
-	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam == NULL ||
-		index->rd_indam->ambuild != ham_build)
+	if (!ham_is_hamming_index(index))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a hamming index", RelationGetRelationName(index))));

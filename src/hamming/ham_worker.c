@@ -30,7 +30,6 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
-#include "storage/lmgr.h"
 #include "tcop/tcopprot.h"
 #include "utils/backend_status.h"
 #include "utils/rel.h"
@@ -144,8 +143,7 @@ ham_merge_worker_main(Datum arg)
 
 		index = try_relation_open(indexoid, RowExclusiveLock);
 		more = false;
-		if (index != NULL && index->rd_rel->relkind == RELKIND_INDEX &&
-			index->rd_indam != NULL && index->rd_indam->ambuild == ham_build)
+		if (index != NULL && ham_is_hamming_index(index))
 		{
 			HamSnapshot snap;
 			int64		merged;

@@ -259,6 +259,7 @@ extern void ham_list_walk(Relation index, const HamList *list, HamListVisit visi
 extern void ham_list_count_page(Relation index, BlockNumber blkno, BlockNumber *visited,
 								BlockNumber *limit);
 extern bytea *ham_options(Datum reloptions, bool validate);
+extern bool ham_is_hamming_index(Relation rel);
 extern Relation ham_open_index(Oid indexoid, LOCKMODE lockmode);
 extern void ham_buildempty(Relation index);
 
