@@ -32,4 +32,5 @@ _PG_init(void)
 {
 	nd_radius_rewrite_init();
 	ham_init_reloptions();
+	ham_init_worker_gucs();
 }

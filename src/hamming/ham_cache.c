@@ -20,7 +20,9 @@
  * retired entry freed.
  *
  * A cached list is valid for one list (its epoch; a merge starts a new
- * one) while VACUUM removes none of its entries.  Lists only grow at their
+ * one) while VACUUM removes none of its entries: a VACUUM index pass bumps
+ * the metapage's list_cleanups when it starts, before it removes anything,
+ * and when it ends.  Lists only grow at their
  * tail page, so a scan reads from the page where the cache stopped: no
  * page when nothing was added but that one.  VACUUM counts the pages it
  * compacts in the page and in the metapage (ham_vacuum.c): a cache drops
@@ -28,8 +30,11 @@
  * the page it stopped at was compacted under it.  Entries of dead rows that
  * a cache still holds until then are harmless: their heap slots are reused
  * only after VACUUM's index pass has ended, and a dead row is no match.
- * A list is cached only while it fits in work_mem, and its cache is used
- * synchronously by a scan's start, so it needs no references.
+ * The lists a backend caches take at most work_mem together, whatever the
+ * number of indexes it scans (a query over 100 partitions): the cache used
+ * longest ago makes room for a new one, and a list that would not fit
+ * alone is not cached.  A cache is used synchronously by a scan's start, so
+ * it needs no references.
  *
  * Caches are never read by another process, so they need no locks; pages
  * read through a cached directory are still checked for their kind and
@@ -75,6 +80,8 @@ typedef struct HamListCache
 	nd_codeset	codes;
 	ItemPointerData *tids;
 	uint32		tids_cap;
+	Size		charge;			/* its memory, counted in ham_list_cache_bytes */
+	uint64		last_used;		/* ham_list_cache_clock when last searched */
 } HamListCache;
 
 typedef struct HamDirSlot
@@ -90,6 +97,10 @@ static dlist_head ham_retired = DLIST_STATIC_INIT(ham_retired);
 
 /* Bumped at every top-level transaction end: older references are void. */
 static uint64 ham_generation = 1;
+
+/* The memory of every cached list, and the clock of their last use */
+static Size ham_list_cache_bytes = 0;
+static uint64 ham_list_cache_clock = 0;
 
 static void
 ham_ref_free(HamDirRef *ref)
@@ -120,6 +131,7 @@ ham_list_cache_free(HamDirSlot *slot)
 {
 	if (slot->list)
 	{
+		ham_list_cache_bytes -= slot->list->charge;
 		MemoryContextDelete(slot->list->ctx);
 		pfree(slot->list);
 	}
@@ -402,6 +414,32 @@ ham_list_cache_visit(uint32 entry, int distance, void *arg)
 }
 
 /*
+ * Free the caches of other indexes' lists, least recently used first, until
+ * this slot's list can take `need` bytes within the budget.
+ */
+static void
+ham_list_cache_make_room(HamDirSlot *mine, double need, double budget)
+{
+	Size		own = mine->list ? mine->list->charge : 0;
+
+	while ((double) (ham_list_cache_bytes - own) + need > budget)
+	{
+		HASH_SEQ_STATUS seq;
+		HamDirSlot *slot,
+				   *victim = NULL;
+
+		hash_seq_init(&seq, ham_dir_cache);
+		while ((slot = hash_seq_search(&seq)) != NULL)
+			if (slot != mine && slot->list &&
+				(victim == NULL || slot->list->last_used < victim->list->last_used))
+				victim = slot;
+		if (victim == NULL)
+			break;
+		ham_list_cache_free(victim);
+	}
+}
+
+/*
  * Search a list through the backend's cache of it, reading only what was
  * added since; false (nothing searched) when the list is not to be cached:
  * it would not fit in work_mem.
@@ -415,12 +453,15 @@ ham_list_cache_search(Relation index, const HamSnapshot *snap, const HamList *li
 	HamListCacheHits h;
 	double		bytes_per_entry = sizeof(ItemPointerData) + sizeof(uint64) +
 		3 * sizeof(uint32) * snap->nblocks;
+	double		need = (double) list->npages * HAM_PAGE_CAPACITY * bytes_per_entry;
+	double		budget = (double) work_mem * 1024.0;
 
-	if ((double) list->npages * HAM_PAGE_CAPACITY * bytes_per_entry > (double) work_mem * 1024.0)
+	if (need > budget)
 	{
 		ham_list_cache_free(slot);
 		return false;
 	}
+	ham_list_cache_make_room(slot, need, budget);
 	c = slot->list;
 	if (c == NULL)
 	{
@@ -444,6 +485,11 @@ ham_list_cache_search(Relation index, const HamSnapshot *snap, const HamList *li
 		if (!c->valid)
 			return false;
 	}
+	ham_list_cache_bytes -= c->charge;
+	c->charge = MemoryContextMemAllocated(c->ctx, true);
+	ham_list_cache_bytes += c->charge;
+	c->last_used = ++ham_list_cache_clock;
+
 	h.c = c;
 	h.hit = hit;
 	h.arg = arg;

@@ -14,7 +14,10 @@
  *	  directory entry is at most its page's first key (VACUUM only raises
  *	  first keys); every TID is valid; and every table holds the same
  *	  entries as table 0 (same count and same order-independent digest of
- *	  the unrotated code and TID of each entry);
+ *	  the unrotated code and TID of each entry) -- unless a VACUUM pass
+ *	  over the run was cancelled (HAM_META_RUN_UNEVEN), which leaves the
+ *	  tables holding different dead entries until the next merge or
+ *	  complete VACUUM;
  *	- the pending, sealed and NULL lists: pages of the list's epoch, linked
  *	  without a cycle, valid TIDs.
  *
@@ -26,7 +29,12 @@
  * reported one is certain.
  *
  * The check holds the merge lock, so merges and VACUUM wait for it;
- * inserts and scans go on.
+ * inserts and scans go on.  On a standby, where replay takes no merge
+ * lock, a problem found while replay changed the index is checked again.
+ *
+ * Only the index's owner may run it, and the index's expressions and
+ * predicate are evaluated as the table's owner in a security-restricted
+ * operation (as amcheck does since CVE-2022-1552).
  *
  *-------------------------------------------------------------------------
  */
@@ -36,6 +44,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
 #include "common/hashfn.h"
 #include "common/pg_prng.h"
@@ -43,6 +52,8 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/resowner.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -54,6 +65,7 @@ typedef struct HamCheckState
 	Relation	heap;
 	BlockNumber nblocks;
 	bool		balls;			/* ham_indexes_balls() */
+	bool		heapallindexed;
 	bloom_filter *filter;		/* NULL unless heapallindexed */
 	int64		heap_rows;
 } HamCheckState;
@@ -227,7 +239,7 @@ check_run(HamCheckState *st, const HamSnapshot *snap)
 			count0 = count;
 			digest0 = digest;
 		}
-		else if (count != count0 || digest != digest0)
+		else if ((count != count0 || digest != digest0) && !(snap->flags & HAM_META_RUN_UNEVEN))
 			corrupt(st, snap->run_header,
 					psprintf("table %d does not hold the entries of table 0 (" UINT64_FORMAT " and " UINT64_FORMAT " entries)",
 							 t, count, count0));
@@ -296,18 +308,124 @@ check_heap(HamCheckState *st, Snapshot snapshot)
 						   check_heap_row, st, scan);
 }
 
+/*
+ * The structure: pages, the run, the lists.  The caller holds the merge
+ * lock, or is on a standby, where replay may change the index meanwhile.
+ */
+static void
+check_structure(HamCheckState *st, HamSnapshot *snap)
+{
+	st->nblocks = RelationGetNumberOfBlocks(st->index);
+	check_pages(st);
+	ham_read_snapshot(st->index, snap);
+	if (st->filter)
+	{
+		bloom_free(st->filter);
+		st->filter = NULL;
+	}
+	if (st->heapallindexed)
+		st->filter = bloom_create(Max((int64) st->heap->rd_rel->reltuples,
+									  (int64) (snap->run_entries + snap->pending.nentries +
+											   snap->sealed.nentries + snap->nulls.nentries)),
+								  maintenance_work_mem, pg_prng_uint64(&pg_global_prng_state));
+	if (snap->nblocks < HAM_MIN_TABLES || snap->nblocks > HAM_MAX_TABLES)
+		corrupt(st, HAM_METAPAGE_BLKNO,
+				psprintf("the metapage says %d tables per run", snap->nblocks));
+	check_run(st, snap);
+	check_list(st, &snap->sealed, false);
+	check_list(st, &snap->pending, false);
+	check_list(st, &snap->nulls, true);
+}
+
+/* Has replay changed what the metapage describes since `before`? */
+static bool
+index_moved(Relation index, const HamSnapshot *before)
+{
+	HamSnapshot now;
+
+	ham_read_snapshot(index, &now);
+	return now.run_header != before->run_header || now.run_epoch != before->run_epoch ||
+		now.merges != before->merges || now.list_cleanups != before->list_cleanups ||
+		now.pending.epoch != before->pending.epoch || now.sealed.epoch != before->sealed.epoch ||
+		now.sealed.head != before->sealed.head || now.nulls.epoch != before->nulls.epoch;
+}
+
+/*
+ * On a standby the merge lock means nothing (replay takes no such lock):
+ * a merge or VACUUM replayed during the check changes pages under it, which
+ * would look like corruption.  Check in a subtransaction, and when it finds
+ * a problem while the metapage moved, check again; a problem found on an
+ * index that stood still is reported.
+ */
+#define HAM_CHECK_STANDBY_TRIES	10
+
+static void
+check_structure_on_standby(HamCheckState *st, HamSnapshot *snap)
+{
+	MemoryContext ctx = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	for (int attempt = 1;; attempt++)
+	{
+		HamSnapshot before;
+		ErrorData  *edata;
+
+		ham_read_snapshot(st->index, &before);
+		BeginInternalSubTransaction(NULL);
+		MemoryContextSwitchTo(ctx);
+		PG_TRY();
+		{
+			check_structure(st, snap);
+			ReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(ctx);
+			CurrentResourceOwner = owner;
+			return;
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(ctx);
+			edata = CopyErrorData();
+			FlushErrorState();
+			RollbackAndReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(ctx);
+			CurrentResourceOwner = owner;
+		}
+		PG_END_TRY();
+
+		if (edata->sqlerrcode != ERRCODE_INDEX_CORRUPTED || !index_moved(st->index, &before))
+			ReThrowError(edata);
+		if (attempt == HAM_CHECK_STANDBY_TRIES)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not check index \"%s\": replay changed it during each of %d attempts",
+							RelationGetRelationName(st->index), attempt),
+					 errhint("Run the check on the primary, or when the standby is quieter.")));
+		FreeErrorData(edata);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 PG_FUNCTION_INFO_V1(hamming_check);
 Datum
 hamming_check(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
 	bool		heapallindexed = PG_GETARG_BOOL(1);
-	Oid			heapoid = IndexGetRelation(indexoid, true);
+	Oid			heapoid;
 	HamCheckState st;
 	HamSnapshot snap;
 	Snapshot	snapshot = InvalidSnapshot;
+	Oid			save_userid;
+	int			save_sec_context;
+	int			save_nestlevel;
+	bool		standby = RecoveryInProgress();
+
+	/* a non-owner is refused before any lock is taken */
+	ham_check_owner(indexoid);
+	heapoid = IndexGetRelation(indexoid, true);
 
 	memset(&st, 0, sizeof(st));
+	st.heapallindexed = heapallindexed;
 	/* lock the table before its index, as every other path does */
 	st.heap = OidIsValid(heapoid) ? table_open(heapoid, AccessShareLock) : NULL;
 	st.index = ham_open_index(indexoid, AccessShareLock);
@@ -322,6 +440,17 @@ hamming_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot check index \"%s\"", RelationGetRelationName(st.index)),
 				 errdetail("Index is not valid.")));
+
+	/*
+	 * The heap scan below evaluates the index's expressions and predicate:
+	 * run them as the table's owner, in a security-restricted operation
+	 * with GUC changes kept local, as amcheck and VACUUM do -- never as the
+	 * (possibly superuser) caller.
+	 */
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(st.heap->rd_rel->relowner,
+						   save_sec_context | SECURITY_RESTRICTED_OPERATION);
+	save_nestlevel = NewGUCNestLevel();
 
 	if (heapallindexed)
 	{
@@ -339,23 +468,14 @@ hamming_check(PG_FUNCTION_ARGS)
 							RelationGetRelationName(st.index))));
 	}
 
-	LockPage(st.index, HAM_METAPAGE_BLKNO, ExclusiveLock);
-	st.nblocks = RelationGetNumberOfBlocks(st.index);
-	check_pages(&st);
-	ham_read_snapshot(st.index, &snap);
-	if (heapallindexed)
-		st.filter = bloom_create(Max((int64) st.heap->rd_rel->reltuples,
-									 (int64) (snap.run_entries + snap.pending.nentries +
-											  snap.sealed.nentries + snap.nulls.nentries)),
-								 maintenance_work_mem, pg_prng_uint64(&pg_global_prng_state));
-	if (snap.nblocks < HAM_MIN_TABLES || snap.nblocks > HAM_MAX_TABLES)
-		corrupt(&st, HAM_METAPAGE_BLKNO,
-				psprintf("the metapage says %d tables per run", snap.nblocks));
-	check_run(&st, &snap);
-	check_list(&st, &snap.sealed, false);
-	check_list(&st, &snap.pending, false);
-	check_list(&st, &snap.nulls, true);
-	UnlockPage(st.index, HAM_METAPAGE_BLKNO, ExclusiveLock);
+	if (standby)
+		check_structure_on_standby(&st, &snap);
+	else
+	{
+		ham_merge_lock(st.index);
+		check_structure(&st, &snap);
+		ham_merge_unlock(st.index);
+	}
 
 	if (heapallindexed)
 	{
@@ -363,6 +483,9 @@ hamming_check(PG_FUNCTION_ARGS)
 		bloom_free(st.filter);
 		UnregisterSnapshot(snapshot);
 	}
+
+	AtEOXact_GUC(false, save_nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
 
 	index_close(st.index, AccessShareLock);
 	table_close(st.heap, AccessShareLock);

@@ -4,9 +4,9 @@
  *		Merging the pending list into the run, and recycling the pages
  *		merges retire.
  *
- * A merge holds the index's merge lock (a heavyweight lock on the
- * metapage's number, as GIN's pending-list cleanup does), which VACUUM also
- * takes, so merges, VACUUM and recycling never overlap.  It
+ * A merge holds the index's merge lock (ham_merge_lock), which VACUUM,
+ * the build and the check also take, so merges, VACUUM and recycling never
+ * overlap.  It
  *
  *	1. seals the pending list: under the metapage's exclusive lock the list
  *	   becomes `sealed` and a new, empty pending list starts.  Inserters
@@ -34,11 +34,14 @@
 #include "access/genam.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_class.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "hamming.h"
@@ -70,25 +73,194 @@ ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming)
 	return vacuuming || pending >= ham_merge_threshold(index, snap);
 }
 
+/*
+ * The merge lock: merges, VACUUM, the integrity check and the build hold it
+ * so that none of them overlaps another.  It is a heavyweight lock on the
+ * index as an object (classid pg_class, objsubid HAM_MERGE_LOCK_SUBID;
+ * core never locks a relation that way), not a page lock: PostgreSQL
+ * allows no other heavyweight lock to be taken while a page lock is held,
+ * and a merge's sorts look up catalogs.  Only the primary takes it: merges
+ * and VACUUM do not run during recovery.
+ */
+#define HAM_MERGE_LOCK_SUBID	0x4e44	/* "ND" */
+
+void
+ham_merge_lock(Relation index)
+{
+	LockDatabaseObject(RelationRelationId, RelationGetRelid(index), HAM_MERGE_LOCK_SUBID,
+					   ExclusiveLock);
+}
+
+bool
+ham_merge_trylock(Relation index)
+{
+	return ConditionalLockDatabaseObject(RelationRelationId, RelationGetRelid(index),
+										 HAM_MERGE_LOCK_SUBID, ExclusiveLock);
+}
+
+void
+ham_merge_unlock(Relation index)
+{
+	UnlockDatabaseObject(RelationRelationId, RelationGetRelid(index), HAM_MERGE_LOCK_SUBID,
+						 ExclusiveLock);
+}
+
+/*
+ * Set and clear metapage flags, WAL-logged; bump_cleanups also invalidates
+ * every backend's cached lists (ham_cache.c).  The caller holds the merge
+ * lock.
+ */
+void
+ham_meta_set_flags(Relation index, uint32 set, uint32 clear, bool bump_cleanups)
+{
+	Buffer		metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
+	GenericXLogState *state;
+	HamMetaPageData *meta;
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	meta = HamPageGetMeta(BufferGetPage(metabuf));
+	if (!bump_cleanups && (meta->flags & set) == set && (meta->flags & clear) == 0)
+	{
+		UnlockReleaseBuffer(metabuf);
+		return;
+	}
+	state = GenericXLogStart(index);
+	meta = HamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	meta->flags = (meta->flags | set) & ~clear;
+	if (bump_cleanups)
+		meta->list_cleanups++;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+}
+
+/*
+ * Set by the background worker: its merges give way to a session that
+ * waits for a lock on the index (DROP INDEX, REINDEX, ALTER ...), as
+ * autovacuum gives way, instead of making it -- and every query queued
+ * behind its lock on the table -- wait out a merge of the whole run.
+ */
+bool		ham_merge_yields = false;
+
+void
+ham_merge_check_yield(Relation index)
+{
+	if (ham_merge_yields && LockHasWaitersRelation(index, HAM_WORKER_LOCKMODE))
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("canceling merge of hamming index \"%s\"", RelationGetRelationName(index)),
+				 errdetail("Another session waits for a lock on the index."),
+				 errhint("The pending list stays as it is; a later insert or VACUUM merges it.")));
+}
+
+typedef struct HamMergeFeed
+{
+	Relation	index;
+	HamRunWriter *writer;
+} HamMergeFeed;
+
 /* Add the entries of a list page to the writer (ham_list_walk). */
 static void
 ham_merge_list_page(Page page, void *arg)
 {
-	HamRunWriter *w = (HamRunWriter *) arg;
+	HamMergeFeed *feed = (HamMergeFeed *) arg;
 
 	for (int i = 0; i < HamPageGetOpaque(page)->nentries; i++)
-		ham_run_writer_add(w, HamPageCodes(page)[i], &HamPageTids(page)[i]);
+		ham_run_writer_add(feed->writer, HamPageCodes(page)[i], &HamPageTids(page)[i]);
+	ham_merge_check_yield(feed->index);
+}
+
+/*
+ * Write the new run from the sealed list and the old run.  Normally each
+ * table of the old run is read in its own order and merged with the sorted
+ * list; when the old run's tables are uneven (a VACUUM pass over them was
+ * cancelled: HAM_META_RUN_UNEVEN, or tables found to differ, as in an
+ * index that 0.2 vacuumed so), the new run is written from table 0 alone,
+ * which holds every live entry.  Returns the header (InvalidBlockNumber:
+ * no entries).
+ */
+static BlockNumber
+ham_merge_write(Relation index, int nblocks, uint32 epoch, const HamList *sealed,
+				BlockNumber old_header, uint32 old_epoch, bool uneven, uint64 *nentries)
+{
+	HamMergeFeed feed;
+	HamRunDir	old;
+	BlockNumber header;
+	bool		found_uneven = false;
+
+	feed.index = index;
+	for (int attempt = 0; attempt < 2; attempt++)
+	{
+		feed.writer = ham_run_writer_begin(index, nblocks, epoch, maintenance_work_mem);
+		ham_list_walk(index, sealed, ham_merge_list_page, &feed);
+		if (old_header == InvalidBlockNumber)
+			return ham_run_writer_finish(feed.writer, NULL, nentries, NULL);
+
+		ham_run_dir_open(index, old_header, old_epoch, &old);
+		if (!uneven)
+		{
+			header = ham_run_writer_finish(feed.writer, &old, nentries, &found_uneven);
+			if (!found_uneven)
+				return header;
+			/* the pages written so far are garbage, recycled later */
+			ereport(LOG,
+					(errmsg("hamming index \"%s\": the tables of its run hold different entries; writing the new run from table 0",
+							RelationGetRelationName(index))));
+			uneven = true;
+			continue;
+		}
+
+		/* table 0, unrotated, as new entries */
+		ham_run_dir_load_table(index, &old, 0);
+		for (uint32 p = 0; p < old.ndata[0]; p++)
+		{
+			Buffer		buf = ham_read_run_page(index, &old, 0, p);
+			Page		page = BufferGetPage(buf);
+			int			n = HamPageGetOpaque(page)->nentries;
+
+			for (int i = 0; i < n; i++)
+				ham_run_writer_add(feed.writer, nd_unpermute(&old.layout, 0, HamPageCodes(page)[i]),
+								   &HamPageTids(page)[i]);
+			UnlockReleaseBuffer(buf);
+			ham_merge_check_yield(index);
+			CHECK_FOR_INTERRUPTS();
+		}
+		return ham_run_writer_finish(feed.writer, NULL, nentries, NULL);
+	}
+	pg_unreachable();
+	return InvalidBlockNumber;
 }
 
 /*
  * Merge the pending list into the run.  With `wait` false, returns false at
- * once if another merge or VACUUM holds the merge lock.  by_insert: an
- * inserting session merges (counted apart).  *merged: the entries the merge
- * took from the lists.
+ * once if another merge, VACUUM or check holds the merge lock.  by_insert:
+ * an inserting session merges (counted apart).  *merged: the entries the
+ * merge took from the lists.
  */
 bool
 ham_merge(Relation index, bool wait, bool by_insert, int64 *merged)
 {
+	bool		done;
+
+	*merged = 0;
+	if (wait)
+		ham_merge_lock(index);
+	else if (!ham_merge_trylock(index))
+		return false;
+	done = ham_merge_locked(index, by_insert, merged);
+	ham_merge_unlock(index);
+	return done;
+}
+
+/*
+ * ham_merge, for a caller that holds the merge lock.  An index that is not
+ * ready (CREATE INDEX CONCURRENTLY has not finished building it) is left
+ * alone: its pages are the build's.
+ */
+bool
+ham_merge_locked(Relation index, bool by_insert, int64 *merged)
+{
+	MemoryContext merge_ctx,
+				old_ctx;
 	Buffer		metabuf;
 	GenericXLogState *state;
 	HamMetaPageData *meta;
@@ -96,17 +268,19 @@ ham_merge(Relation index, bool wait, bool by_insert, int64 *merged)
 	uint32		old_epoch,
 				new_epoch;
 	int			nblocks;
+	bool		uneven;
 	HamList		sealed;
-	HamRunWriter *w;
-	HamRunDir	old;
 	BlockNumber header;
 	uint64		nentries;
 
 	*merged = 0;
-	if (wait)
-		LockPage(index, HAM_METAPAGE_BLKNO, ExclusiveLock);
-	else if (!ConditionalLockPage(index, HAM_METAPAGE_BLKNO, ExclusiveLock))
+	if (!index->rd_index->indisready)
 		return false;
+
+	/* what the merge reads and sorts is freed when it ends */
+	merge_ctx = AllocSetContextCreate(CurrentMemoryContext, "hamming merge",
+									  ALLOCSET_DEFAULT_SIZES);
+	old_ctx = MemoryContextSwitchTo(merge_ctx);
 
 	ham_recycle(index);
 
@@ -124,22 +298,24 @@ ham_merge(Relation index, bool wait, bool by_insert, int64 *merged)
 	old_header = meta->run_header;
 	old_epoch = meta->run_epoch;
 	nblocks = meta->nblocks;
+	uneven = (meta->flags & HAM_META_RUN_UNEVEN) != 0;
 	new_epoch = meta->next_epoch++;
+	/* from here on, pages may be left that belong to nothing */
+	if (sealed.head != InvalidBlockNumber)
+		meta->flags |= HAM_META_GARBAGE;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 
 	if (sealed.head == InvalidBlockNumber)
 	{
-		UnlockPage(index, HAM_METAPAGE_BLKNO, ExclusiveLock);
+		MemoryContextSwitchTo(old_ctx);
+		MemoryContextDelete(merge_ctx);
 		return false;
 	}
 
 	/* 2. the new run */
-	w = ham_run_writer_begin(index, nblocks, new_epoch, maintenance_work_mem);
-	ham_list_walk(index, &sealed, ham_merge_list_page, w);
-	if (old_header != InvalidBlockNumber)
-		ham_run_dir_open(index, old_header, old_epoch, &old);
-	header = ham_run_writer_finish(w, old_header != InvalidBlockNumber ? &old : NULL, &nentries);
+	header = ham_merge_write(index, nblocks, new_epoch, &sealed, old_header, old_epoch,
+							 uneven, &nentries);
 
 	/* 3. swap */
 	metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
@@ -152,19 +328,24 @@ ham_merge(Relation index, bool wait, bool by_insert, int64 *merged)
 	meta->run_entries = nentries;
 	ham_empty_list(&meta->sealed, 0);
 	meta->retired_xid = ReadNextFullTransactionId();
+	meta->flags &= ~HAM_META_RUN_UNEVEN;
 	meta->merges++;
 	if (by_insert)
 		meta->insert_merges++;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 
-	UnlockPage(index, HAM_METAPAGE_BLKNO, ExclusiveLock);
+	MemoryContextSwitchTo(old_ctx);
+	MemoryContextDelete(merge_ctx);
 	return true;
 }
 
 /*
  * Put in the free space map every page that belongs to no live run or list,
  * once no scan can be reading them.  The caller holds the merge lock.
+ * Nothing to do unless a merge has left garbage since the last pass
+ * (HAM_META_GARBAGE); the pass reads the index through a ring of buffers,
+ * as a sequential scan does, not through all of shared_buffers.
  */
 void
 ham_recycle(Relation index)
@@ -173,24 +354,30 @@ ham_recycle(Relation index)
 	Buffer		metabuf;
 	HamMetaPageData *meta;
 	FullTransactionId retired_xid;
+	uint32		flags;
 	BlockNumber nblocks;
+	BufferAccessStrategy strategy;
 	bool		freed = false;
 
 	metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = HamPageGetMeta(BufferGetPage(metabuf));
 	retired_xid = meta->retired_xid;
+	flags = meta->flags;
 	UnlockReleaseBuffer(metabuf);
 
+	if (!(flags & HAM_META_GARBAGE))
+		return;
 	if (FullTransactionIdIsValid(retired_xid) &&
 		!GlobalVisCheckRemovableFullXid(NULL, retired_xid))
 		return;
 
+	strategy = GetAccessStrategy(BAS_BULKREAD);
 	ham_read_snapshot(index, &snap);
 	nblocks = RelationGetNumberOfBlocks(index);
 	for (BlockNumber blkno = HAM_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
 		Page		page;
 		HamPageOpaque opaque;
 		bool		garbage;
@@ -229,8 +416,10 @@ ham_recycle(Relation index)
 		}
 		CHECK_FOR_INTERRUPTS();
 	}
+	FreeAccessStrategy(strategy);
 	if (freed)
 		IndexFreeSpaceMapVacuum(index);
+	ham_meta_set_flags(index, 0, HAM_META_GARBAGE, false);
 }
 
 /*
@@ -252,7 +441,20 @@ hamming_merge(PG_FUNCTION_ARGS)
 				 errmsg("recovery is in progress"),
 				 errhint("A hamming index cannot be merged during recovery.")));
 	index = ham_open_index(indexoid, RowExclusiveLock);
+	if (!index->rd_index->indisready)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" is not ready", RelationGetRelationName(index)),
+				 errdetail("CREATE INDEX CONCURRENTLY or REINDEX CONCURRENTLY is still building it.")));
 	ham_merge(index, true, false, &merged);
 	index_close(index, RowExclusiveLock);
+
+	/*
+	 * A merge is not undone by a rollback, and the caller expects it to
+	 * survive a crash once we return; a transaction that wrote only WAL
+	 * (no transaction id) would not flush it at commit.
+	 */
+	if (XactLastRecEnd != InvalidXLogRecPtr)
+		XLogFlush(XactLastRecEnd);
 	PG_RETURN_INT64(merged);
 }

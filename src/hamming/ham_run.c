@@ -191,8 +191,11 @@ sort_table(HamRunWriter *w, int table)
 static void
 end_table(HamRunWriter *w, int table)
 {
-	if (w->spilled)
+	if (w->spilled && w->sort[table])
+	{
 		tuplesort_end(w->sort[table]);
+		w->sort[table] = NULL;
+	}
 }
 
 /* Write a full page image as a new page of the index; returns its number. */
@@ -273,14 +276,34 @@ sorted_next(HamRunWriter *w, int table, uint64 *key, ItemPointerData *tid)
 }
 
 /*
+ * Let go of a writer that will not be finished: its sorts and arrays.
+ */
+void
+ham_run_writer_abandon(HamRunWriter *w)
+{
+	if (w->spilled)
+		for (int t = 0; t < w->layout.nblocks; t++)
+			if (w->sort[t])
+				tuplesort_end(w->sort[t]);
+	memset(w->sort, 0, sizeof(w->sort));
+	free_memory(w);
+}
+
+/*
  * Write the run: the entries added (the index build), merged table by
  * table with the entries of the run `old` (a merge; NULL: none), which is
  * only read -- so a merge sorts only what it adds.  Returns the header
  * page, InvalidBlockNumber for a run of no entries (then nothing is
  * written).
+ *
+ * A table of `old` that holds other entries than its table 0 (a VACUUM
+ * pass over it was cancelled) would give tables of different contents:
+ * with `uneven` given, the writer then stops, sets *uneven and returns
+ * InvalidBlockNumber (the pages it wrote belong to nothing, and are
+ * recycled); without, that is an error.
  */
 BlockNumber
-ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
+ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries, bool *uneven)
 {
 	int			nblocks = w->layout.nblocks;
 	Page		image = palloc(BLCKSZ);
@@ -296,6 +319,8 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
 				 errmsg("index \"%s\" has a run of %u tables, its metapage says %d",
 						RelationGetRelationName(w->index), old->header->nblocks, nblocks)));
 	*nentries = 0;
+	if (uneven)
+		*uneven = false;
 	if (upper == 0)
 	{
 		for (int t = 0; t < nblocks; t++)
@@ -376,6 +401,8 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
 				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, written);
 				ham_init_page(image, HAM_KIND_RUN_DATA, w->epoch, t);
 				n = 0;
+				if (npages % 64 == 0)
+					ham_merge_check_yield(w->index);
 				CHECK_FOR_INTERRUPTS();
 			}
 		}
@@ -384,6 +411,13 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries)
 
 		if (t == 0)
 			*nentries = count;
+		else if (count != *nentries && uneven)
+		{
+			w->sort[t] = NULL;
+			ham_run_writer_abandon(w);
+			*uneven = true;
+			return InvalidBlockNumber;
+		}
 		else if (count != *nentries)
 			elog(ERROR, "table %d of the new run of index \"%s\" has " UINT64_FORMAT " entries, table 0 " UINT64_FORMAT,
 				 t, RelationGetRelationName(w->index), count, *nentries);

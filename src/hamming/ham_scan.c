@@ -37,11 +37,13 @@
 #include <math.h>
 
 #include "access/relscan.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "hamming.h"
 #include "hamming_ball.h"
@@ -82,6 +84,8 @@ typedef struct HamLevel
 typedef struct HamScanOpaqueData
 {
 	MemoryContext scan_ctx;		/* reset by each rescan */
+	Buffer		interlock;		/* the metapage, pinned while the scan holds
+								 * entries VACUUM must not free (ham_vacuum.c) */
 	HamDirRef  *dirref;			/* the run's directory (ham_cache.c) */
 	HamRunDir  *dir;
 
@@ -153,11 +157,21 @@ ham_beginscan(Relation r, int nkeys, int norderbys)
 	return scan;
 }
 
+/* Drop the scan's pin of the metapage, if it holds one. */
+static void
+ham_release_interlock(HamScanOpaque so)
+{
+	if (BufferIsValid(so->interlock))
+		ReleaseBuffer(so->interlock);
+	so->interlock = InvalidBuffer;
+}
+
 void
 ham_endscan(IndexScanDesc scan)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 
+	ham_release_interlock(so);
 	if (so->dirref)
 		ham_dir_release(so->dirref);
 	MemoryContextDelete(so->scan_ctx);
@@ -201,6 +215,7 @@ ham_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	if (orderbys && scan->numberOfOrderBys > 0)
 		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
 
+	ham_release_interlock(so);
 	MemoryContextReset(so->scan_ctx);
 	memset(so->run, 0, sizeof(so->run));
 	memset(so->list, 0, sizeof(so->list));
@@ -351,11 +366,16 @@ ham_return(IndexScanDesc scan, ItemPointer tid, uint64 code, bool isnull, int d)
 	}
 }
 
-/* Index-only scans: the code is the whole index tuple (not so a ball's). */
+/*
+ * Index-only scans: the code is the whole index tuple (not so a ball's).
+ * Not on a standby: replay of VACUUM's generic WAL records takes no cleanup
+ * lock, so the metapage pin that keeps VACUUM from freeing what such a scan
+ * holds (ham_vacuum.c) protects nothing there.
+ */
 bool
 ham_canreturn(Relation index, int attno)
 {
-	return attno == 1 && !ham_indexes_balls(index);
+	return attno == 1 && !ham_indexes_balls(index) && !RecoveryInProgress();
 }
 
 /* An entry of the pending or sealed list within max_radius (a page of it, or its cache in ham_cache.c). */
@@ -432,6 +452,19 @@ ham_scan_start(IndexScanDesc scan)
 	so->emit_pos = 0;
 	so->emit_list = false;
 	so->nulls_loaded = false;
+
+	/*
+	 * Entries are held in memory from here to the end of the scan.  For an
+	 * MVCC scan a heap slot VACUUM frees and another row reuses meanwhile
+	 * holds a row the snapshot cannot see; but an index-only scan trusts
+	 * the visibility map instead of the row, and a non-MVCC scan (the
+	 * exclusion constraint's) would see the new row: those keep the
+	 * metapage pinned, which VACUUM waits for (ham_vacuum.c).
+	 */
+	if (!BufferIsValid(so->interlock) &&
+		(scan->xs_want_itup || scan->xs_snapshot == InvalidSnapshot ||
+		 !IsMVCCSnapshot(scan->xs_snapshot)))
+		so->interlock = ReadBuffer(index, HAM_METAPAGE_BLKNO);
 
 	ham_read_snapshot(index, &so->snap);
 	so->has_run = so->snap.run_header != InvalidBlockNumber;

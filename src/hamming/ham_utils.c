@@ -328,6 +328,8 @@ ham_snapshot_of(const HamMetaPageData *meta, HamSnapshot *snap)
 	snap->sealed = meta->sealed;
 	snap->nulls = meta->nulls;
 	snap->list_cleanups = meta->list_cleanups;
+	snap->flags = meta->flags;
+	snap->merges = meta->merges;
 }
 
 void
@@ -648,13 +650,39 @@ ham_is_hamming_index(Relation rel)
 }
 
 /*
+ * The user must own the relation, checked before any lock is taken: a
+ * non-owner is refused at once instead of queueing behind the owner's
+ * locks (as RangeVarGetRelidExtended's callbacks do for DDL).  Errors for
+ * a relation that does not exist.
+ */
+void
+ham_check_owner(Oid indexoid)
+{
+	char	   *name;
+
+	if (pg_class_ownercheck(indexoid, GetUserId()))
+		return;
+	name = get_rel_name(indexoid);
+	if (name == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("relation with OID %u does not exist", indexoid)));
+	aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, name);
+}
+
+/*
  * Open an index given to one of the SQL functions: it must be a hamming
  * index the user owns (as VACUUM and gin_clean_pending_list require).
+ * Ownership is checked before the lock is taken and again after (it may
+ * have changed while we waited).
  */
 Relation
 ham_open_index(Oid indexoid, LOCKMODE lockmode)
 {
-	Relation	index = try_relation_open(indexoid, lockmode);
+	Relation	index;
+
+	ham_check_owner(indexoid);
+	index = try_relation_open(indexoid, lockmode);
 
 	if (index == NULL)
 		ereport(ERROR,

@@ -11,6 +11,21 @@
  * throughout: a merge copying an entry VACUUM is removing would bring it
  * back, pointing at a heap slot about to be reused.
  *
+ * A pass is not atomic: cancelled half-way, it leaves the run's tables
+ * holding different dead entries (harmless to scans: those rows are dead,
+ * and their heap slots are not reused before a pass completes).  The
+ * metapage says so (HAM_META_RUN_UNEVEN) from the start of the pass to its
+ * end; ham_merge.c and ham_check.c act on it.  The start also invalidates
+ * every backend's cached lists, before any entry is removed, and so does
+ * the end (ham_cache.c).
+ *
+ * Scans that return codes from the index (index-only scans) or serve a
+ * non-MVCC snapshot (the exclusion constraint's check) keep the metapage
+ * pinned while they hold entries in memory, and a pass that removed
+ * entries waits for a cleanup lock on it before returning -- that is,
+ * until every such scan that may hold a removed entry has ended -- so the
+ * heap slots of removed entries are not reused and marked all-visible
+ * under them (nbtree keeps the leaf page pinned for the same reason).
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -31,12 +46,14 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	HamSnapshot snap;
 	BlockNumber nblocks;
 	double		kept = 0;
-	bool		lists_cleaned = false;
+	bool		removed = false;
 
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 
-	LockPage(index, HAM_METAPAGE_BLKNO, ExclusiveLock);
+	ham_merge_lock(index);
+	/* before anything is removed: caches dropped, the run marked uneven */
+	ham_meta_set_flags(index, HAM_META_RUN_UNEVEN, 0, true);
 	ham_read_snapshot(index, &snap);
 	nblocks = RelationGetNumberOfBlocks(index);
 	for (BlockNumber blkno = HAM_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
@@ -88,11 +105,9 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			}
 			HamPageGetOpaque(wpage)->nentries = j;
 			if (opaque->kind == HAM_KIND_LIST)
-			{
 				HamListPageCleanups(HamPageGetOpaque(wpage))++;
-				lists_cleaned = true;
-			}
 			GenericXLogFinish(state);
+			removed = true;
 			if (counts)
 				stats->tuples_removed += n - keep;
 		}
@@ -102,21 +117,21 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	}
 
 	/*
-	 * Backends that cached list entries drop them: the TIDs removed here are
-	 * about to be reused once this VACUUM's heap pass marks them unused.
+	 * Backends that cached list entries drop them (again: they may have
+	 * read pages during the pass), and the tables are even again.
 	 */
-	if (lists_cleaned)
-	{
-		Buffer		metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
-		GenericXLogState *state;
+	ham_meta_set_flags(index, 0, HAM_META_RUN_UNEVEN, true);
+	ham_merge_unlock(index);
 
-		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-		state = GenericXLogStart(index);
-		HamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->list_cleanups++;
-		GenericXLogFinish(state);
+	/* wait out the scans that may still hold removed entries */
+	if (removed)
+	{
+		Buffer		metabuf = ReadBufferExtended(index, MAIN_FORKNUM, HAM_METAPAGE_BLKNO,
+												 RBM_NORMAL, info->strategy);
+
+		LockBufferForCleanup(metabuf);
 		UnlockReleaseBuffer(metabuf);
 	}
-	UnlockPage(index, HAM_METAPAGE_BLKNO, ExclusiveLock);
 
 	stats->num_index_tuples = kept;
 	stats->num_pages = nblocks;
@@ -139,9 +154,9 @@ ham_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 		ham_merge(index, true, false, &merged);
 	}
-	LockPage(index, HAM_METAPAGE_BLKNO, ExclusiveLock);
+	ham_merge_lock(index);
 	ham_recycle(index);
-	UnlockPage(index, HAM_METAPAGE_BLKNO, ExclusiveLock);
+	ham_merge_unlock(index);
 
 	if (stats == NULL)
 	{

@@ -14,11 +14,31 @@
  * it (ham_merge.c).
  *
  * The insert merges in its own session, as before, when no worker can be
- * started (no free slot, single-user mode), when the index is temporary or
- * new in the inserting transaction (another session cannot see it), and --
- * so that the list a scan reads stays bounded when inserts outrun the
- * merges -- when the unsealed list alone holds twice a merge's worth: then
- * it waits for the merge under way and merges what came in meanwhile.
+ * started (no free slot, single-user mode, neardup.max_merge_workers
+ * reached), when the index is temporary or new in the inserting transaction
+ * (another session cannot see it), and -- so that the list a scan reads
+ * stays bounded when inserts outrun the merges -- when the unsealed list
+ * alone holds twice a merge's worth (the brake): then it waits for the
+ * merge under way and merges what came in meanwhile.
+ *
+ * The brake never waits on a lock: it polls the merge lock, so that
+ * lock_timeout, the deadlock checker (which would cancel an autovacuum
+ * holding the lock) and the lock queue are not involved; it waits only
+ * while a merge is under way (a sealed list), never for a VACUUM pass or a
+ * check, and gives up before the statement's statement_timeout.
+ *
+ * Workers are few and never stuck.  A small table in shared memory
+ * (allocated on first use, from the slack PostgreSQL keeps for that, as
+ * pg_prewarm's autoprewarm does) records each index's worker and its last
+ * launch: at most one worker per index, at most one launch a second per
+ * index from all backends, at most neardup.max_merge_workers at once in the
+ * cluster, so that parallel query, logical replication and other
+ * extensions keep their max_worker_processes slots.  A worker takes its
+ * locks only if they are free at once, and exits otherwise; its merge
+ * gives way to a session that waits for a lock on the index.  It connects
+ * as the bootstrap superuser (PostgreSQL 15 starts no worker as a NOLOGIN
+ * role) but merges as the index's owner in a security-restricted
+ * operation; it calls no user code.
  *
  *-------------------------------------------------------------------------
  */
@@ -30,25 +50,162 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
 #include "tcop/tcopprot.h"
 #include "utils/backend_status.h"
+#include "utils/guc.h"
 #include "utils/rel.h"
+#include "utils/timeout.h"
 #include "utils/timestamp.h"
 
 #include "hamming.h"
 
-/* An insert starts at most one worker a second per index (the last one) */
+/* At most one launch a second per index, from all backends */
 #define HAM_LAUNCH_INTERVAL_MS	1000
 
-static Oid	last_launch_index = InvalidOid;
-static TimestampTz last_launch_time = 0;
+/* A launch whose worker never reported in is forgotten after this */
+#define HAM_LAUNCH_STALE_MS		60000
+
+/* The brake polls the merge lock this often */
+#define HAM_BRAKE_POLL_MS		10
+
+#define HAM_WORKER_SLOTS		64
+
+int			ham_max_merge_workers = 2;
+
+typedef struct HamWorkerSlot
+{
+	Oid			dbid;			/* InvalidOid: a free slot */
+	Oid			indexoid;
+	TimestampTz launched;		/* the last launch for this index */
+	int			pid;			/* the worker, 0 if none; -1: launching */
+} HamWorkerSlot;
+
+typedef struct HamWorkerShared
+{
+	slock_t		mutex;
+	HamWorkerSlot slots[HAM_WORKER_SLOTS];
+} HamWorkerShared;
+
+static HamWorkerShared *ham_workers = NULL;
+
+/* This backend's last launch attempt: spares the spinlock on every insert */
+static Oid	last_attempt_index = InvalidOid;
+static TimestampTz last_attempt_time = 0;
+
+void
+ham_init_worker_gucs(void)
+{
+	DefineCustomIntVariable("neardup.max_merge_workers",
+							"Background workers that merge hamming indexes at once, in the whole cluster.",
+							"Past it, an insert merges in its own session. 0: inserts always merge themselves.",
+							&ham_max_merge_workers,
+							2, 0, 64,
+							PGC_SIGHUP, 0,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("neardup");
+}
+
+static void
+ham_workers_attach(void)
+{
+	bool		found;
+
+	if (ham_workers)
+		return;
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	ham_workers = ShmemInitStruct("neardup merge workers", sizeof(HamWorkerShared), &found);
+	if (!found)
+	{
+		SpinLockInit(&ham_workers->mutex);
+		memset(ham_workers->slots, 0, sizeof(ham_workers->slots));
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+static inline bool
+slot_active(const HamWorkerSlot *slot, TimestampTz now)
+{
+	if (slot->pid > 0)
+		return true;
+	return slot->pid < 0 &&
+		!TimestampDifferenceExceeds(slot->launched, now, HAM_LAUNCH_STALE_MS);
+}
+
+typedef enum HamReserve
+{
+	HAM_RESERVED,				/* a slot is ours: launch */
+	HAM_BUSY,					/* a worker runs, or was launched just now */
+	HAM_FULL					/* neardup.max_merge_workers run */
+} HamReserve;
+
+/* Reserve the index's slot for a launch; *slotno gets it. */
+static HamReserve
+ham_worker_reserve(Relation index, TimestampTz now, int *slotno)
+{
+	Oid			indexoid = RelationGetRelid(index);
+	int			mine = -1,
+				oldest = -1,
+				active = 0;
+	HamReserve	result;
+
+	SpinLockAcquire(&ham_workers->mutex);
+	for (int i = 0; i < HAM_WORKER_SLOTS; i++)
+	{
+		HamWorkerSlot *slot = &ham_workers->slots[i];
+
+		if (slot_active(slot, now))
+			active++;
+		else if (slot->pid < 0)
+			slot->pid = 0;		/* a launch that never reported in */
+		if (slot->dbid == MyDatabaseId && slot->indexoid == indexoid)
+			mine = i;
+		else if (!slot_active(slot, now) &&
+				 (oldest < 0 || slot->dbid == InvalidOid ||
+				  (ham_workers->slots[oldest].dbid != InvalidOid &&
+				   slot->launched < ham_workers->slots[oldest].launched)))
+			oldest = i;
+	}
+	if (mine >= 0 && (slot_active(&ham_workers->slots[mine], now) ||
+					  !TimestampDifferenceExceeds(ham_workers->slots[mine].launched, now,
+												  HAM_LAUNCH_INTERVAL_MS)))
+		result = HAM_BUSY;
+	else if (active >= ham_max_merge_workers || (mine < 0 && oldest < 0))
+		result = HAM_FULL;
+	else
+	{
+		HamWorkerSlot *slot = &ham_workers->slots[mine >= 0 ? mine : oldest];
+
+		slot->dbid = MyDatabaseId;
+		slot->indexoid = indexoid;
+		slot->launched = now;
+		slot->pid = -1;
+		*slotno = mine >= 0 ? mine : oldest;
+		result = HAM_RESERVED;
+	}
+	SpinLockRelease(&ham_workers->mutex);
+	return result;
+}
+
+/* The launch failed: the slot is free again (its launch time stays). */
+static void
+ham_worker_unreserve(int slotno)
+{
+	SpinLockAcquire(&ham_workers->mutex);
+	ham_workers->slots[slotno].pid = 0;
+	SpinLockRelease(&ham_workers->mutex);
+}
 
 /*
  * Start a worker that merges the index's pending list.  False when none
  * could be registered.
  */
 static bool
-ham_merge_launch(Relation index)
+ham_merge_launch(Relation index, int slotno)
 {
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
@@ -63,10 +220,49 @@ ham_merge_launch(Relation index)
 			 RelationGetRelid(index));
 	snprintf(worker.bgw_type, BGW_MAXLEN, "neardup merge");
 	worker.bgw_main_arg = ObjectIdGetDatum(RelationGetRelid(index));
-	/* the database; the worker runs as the bootstrap superuser, as autovacuum */
 	memcpy(worker.bgw_extra, &MyDatabaseId, sizeof(Oid));
+	memcpy(worker.bgw_extra + sizeof(Oid), &slotno, sizeof(int));
 	worker.bgw_notify_pid = 0;
 	return RegisterDynamicBackgroundWorker(&worker, &handle);
+}
+
+/*
+ * The brake: the unsealed list holds twice a merge's worth.  Merge in this
+ * session as soon as the merge lock is free; while a merge holds it, poll.
+ * Gives up (the list stays long a while longer) when the lock is held by
+ * something other than a merge (VACUUM, a check), when a merge brought the
+ * list down meanwhile, or when the statement's timeout is near.
+ */
+static void
+ham_merge_brake(Relation index)
+{
+	for (;;)
+	{
+		HamSnapshot snap;
+		int64		merged;
+
+		if (ham_merge_trylock(index))
+		{
+			ham_read_snapshot(index, &snap);
+			if (ham_merge_wanted(index, &snap, false))
+				ham_merge_locked(index, true, &merged);
+			ham_merge_unlock(index);
+			return;
+		}
+		ham_read_snapshot(index, &snap);
+		if (snap.sealed.head == InvalidBlockNumber ||
+			snap.pending.nentries < 2 * ham_merge_threshold(index, &snap))
+			return;
+		if (get_timeout_active(STATEMENT_TIMEOUT) &&
+			!TimestampDifferenceExceeds(GetCurrentTimestamp(),
+										get_timeout_finish_time(STATEMENT_TIMEOUT),
+										4 * HAM_BRAKE_POLL_MS))
+			return;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 HAM_BRAKE_POLL_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 /*
@@ -78,8 +274,11 @@ ham_merge_after_insert(Relation index, const HamSnapshot *snap)
 {
 	int64		merged;
 	TimestampTz now;
+	int			slotno = -1;
+	HamReserve	reserve;
 
-	if (!ham_option_background_merge(index) ||
+	if (!ham_option_background_merge(index) || ham_max_merge_workers == 0 ||
+		!IsUnderPostmaster ||
 		RelationUsesLocalBuffers(index) ||
 		index->rd_createSubid != InvalidSubTransactionId ||
 		index->rd_firstRelfilenodeSubid != InvalidSubTransactionId)
@@ -91,69 +290,124 @@ ham_merge_after_insert(Relation index, const HamSnapshot *snap)
 	/* Inserts outrun the merges: wait for the one under way, then merge */
 	if (snap->pending.nentries >= 2 * ham_merge_threshold(index, snap))
 	{
-		ham_merge(index, true, true, &merged);
+		ham_merge_brake(index);
 		return;
 	}
 
-	/* A sealed list: a merge is under way (or failed, and the next takes it) */
-	if (snap->sealed.nentries > 0)
-		return;
-
-	/* A worker started recently is merging, or about to */
+	/* This backend tried for this index just now */
 	now = GetCurrentTimestamp();
-	if (last_launch_index == RelationGetRelid(index) &&
-		!TimestampDifferenceExceeds(last_launch_time, now, HAM_LAUNCH_INTERVAL_MS))
+	if (last_attempt_index == RelationGetRelid(index) &&
+		!TimestampDifferenceExceeds(last_attempt_time, now, HAM_LAUNCH_INTERVAL_MS))
 		return;
+	last_attempt_index = RelationGetRelid(index);
+	last_attempt_time = now;
 
-	if (ham_merge_launch(index))
+	/* A merge, VACUUM or check holds the lock: a worker would only exit */
+	if (!ham_merge_trylock(index))
+		return;
+	ham_merge_unlock(index);
+
+	ham_workers_attach();
+	reserve = ham_worker_reserve(index, now, &slotno);
+	if (reserve == HAM_BUSY)
+		return;
+	if (reserve == HAM_RESERVED)
 	{
-		last_launch_index = RelationGetRelid(index);
-		last_launch_time = now;
+		if (ham_merge_launch(index, slotno))
+			return;
+		ham_worker_unreserve(slotno);
 	}
-	else
-		ham_merge(index, false, true, &merged);
+	/* no worker to be had: merge here, unless someone else is merging */
+	ham_merge(index, false, true, &merged);
+}
+
+/* The worker's slot is free again when it exits, however it exits. */
+static void
+ham_worker_exit(int code, Datum arg)
+{
+	int			slotno = DatumGetInt32(arg);
+
+	SpinLockAcquire(&ham_workers->mutex);
+	if (ham_workers->slots[slotno].pid == MyProcPid)
+		ham_workers->slots[slotno].pid = 0;
+	SpinLockRelease(&ham_workers->mutex);
 }
 
 /*
  * The worker: merge while the lists hold a merge's worth, one transaction
  * per merge (so that the next one can recycle the pages this one retired).
- * It stops when the index is gone or another session holds the merge lock
- * (that session merges).
+ * It stops when the index is gone, or when its lock or the merge lock is
+ * not free at once (whoever holds it merges, or will start a worker).
  */
 void
 ham_merge_worker_main(Datum arg)
 {
 	Oid			indexoid = DatumGetObjectId(arg);
 	Oid			dboid;
+	int			slotno;
 	bool		more = true;
 
 	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
+	memcpy(&slotno, MyBgworkerEntry->bgw_extra + sizeof(Oid), sizeof(int));
+	if (slotno < 0 || slotno >= HAM_WORKER_SLOTS)
+		return;
+
+	ham_workers_attach();
+	SpinLockAcquire(&ham_workers->mutex);
+	if (ham_workers->slots[slotno].dbid != dboid ||
+		ham_workers->slots[slotno].indexoid != indexoid ||
+		ham_workers->slots[slotno].pid != -1)
+		more = false;			/* the launch was given up on: not ours */
+	else
+		ham_workers->slots[slotno].pid = MyProcPid;
+	SpinLockRelease(&ham_workers->mutex);
+	if (!more)
+		return;
+	before_shmem_exit(ham_worker_exit, Int32GetDatum(slotno));
+
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, BOOTSTRAP_SUPERUSERID, 0);
+	ham_merge_yields = true;
 
 	while (more)
 	{
-		Relation	index;
+		Relation	index = NULL;
+		Oid			save_userid;
+		int			save_sec_context;
+		int			save_nestlevel;
 
 		CHECK_FOR_INTERRUPTS();
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		pgstat_report_activity(STATE_RUNNING, "merging a hamming index's pending list");
 
-		index = try_relation_open(indexoid, RowExclusiveLock);
 		more = false;
+		if (ConditionalLockRelationOid(indexoid, HAM_WORKER_LOCKMODE))
+		{
+			index = try_relation_open(indexoid, NoLock);
+			if (index == NULL)
+				UnlockRelationOid(indexoid, HAM_WORKER_LOCKMODE);
+		}
 		if (index != NULL && ham_is_hamming_index(index))
 		{
 			HamSnapshot snap;
 			int64		merged;
 
+			GetUserIdAndSecContext(&save_userid, &save_sec_context);
+			SetUserIdAndSecContext(index->rd_rel->relowner,
+								   save_sec_context | SECURITY_RESTRICTED_OPERATION);
+			save_nestlevel = NewGUCNestLevel();
+
 			ham_read_snapshot(index, &snap);
 			if (ham_merge_wanted(index, &snap, false))
 				more = ham_merge(index, false, false, &merged);
+
+			AtEOXact_GUC(false, save_nestlevel);
+			SetUserIdAndSecContext(save_userid, save_sec_context);
 		}
 		if (index != NULL)
-			relation_close(index, RowExclusiveLock);
+			relation_close(index, HAM_WORKER_LOCKMODE);
 		CommitTransactionCommand();
 	}
 	pgstat_report_activity(STATE_IDLE, NULL);

@@ -153,9 +153,29 @@ typedef struct HamMetaPageData
 	FullTransactionId retired_xid;
 	uint32		merges;			/* merges done, for the statistics */
 	uint32		insert_merges;	/* those an inserting session did itself */
-	/* bumped when VACUUM removed entries from a list (ham_cache.c) */
+	/*
+	 * Bumped when a VACUUM index pass starts and when it ends, so that
+	 * backends drop cached list entries before any is removed (ham_cache.c).
+	 */
 	uint32		list_cleanups;
+	/* added in 0.3; an index built by 0.2 has zeros here */
+	uint32		flags;			/* HAM_META_* */
 } HamMetaPageData;
+
+/*
+ * A VACUUM pass over the run began and has not ended: it compacts one table
+ * after another in place, so a pass that was cancelled leaves tables that
+ * hold different dead entries.  The next merge then writes the new run
+ * from table 0 alone (every table holds every live entry), and the next
+ * complete pass evens the tables out; hamming_check does not compare them
+ * meanwhile.
+ */
+#define HAM_META_RUN_UNEVEN		0x0001
+/*
+ * Pages may belong to no run or list (a merge retired them, or failed
+ * while writing them): recycling has work to do.
+ */
+#define HAM_META_GARBAGE		0x0002
 
 #define HamPageGetMeta(page)	((HamMetaPageData *) PageGetContents(page))
 
@@ -230,6 +250,8 @@ typedef struct HamSnapshot
 	HamList		sealed;
 	HamList		nulls;
 	uint32		list_cleanups;
+	uint32		flags;
+	uint32		merges;
 } HamSnapshot;
 
 /* ham_utils.c */
@@ -260,6 +282,7 @@ extern void ham_list_count_page(Relation index, BlockNumber blkno, BlockNumber *
 								BlockNumber *limit);
 extern bytea *ham_options(Datum reloptions, bool validate);
 extern bool ham_is_hamming_index(Relation rel);
+extern void ham_check_owner(Oid indexoid);
 extern Relation ham_open_index(Oid indexoid, LOCKMODE lockmode);
 extern void ham_buildempty(Relation index);
 
@@ -283,7 +306,9 @@ typedef struct HamRunWriter HamRunWriter;
 extern HamRunWriter *ham_run_writer_begin(Relation index, int nblocks, uint32 epoch,
 										  int work_mem_kb);
 extern void ham_run_writer_add(HamRunWriter *w, uint64 code, ItemPointer tid);
-extern BlockNumber ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries);
+extern BlockNumber ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries,
+										 bool *uneven);
+extern void ham_run_writer_abandon(HamRunWriter *w);
 extern void ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch,
 							 HamRunDir *dir);
 extern void ham_run_dir_load_table(Relation index, HamRunDir *dir, int table);
@@ -314,12 +339,26 @@ extern bool ham_insert(Relation index, Datum *values, bool *isnull,
 					   IndexInfo *indexInfo);
 
 /* ham_merge.c */
+extern void ham_merge_lock(Relation index);
+extern bool ham_merge_trylock(Relation index);
+extern void ham_merge_unlock(Relation index);
 extern bool ham_merge(Relation index, bool wait, bool by_insert, int64 *merged);
+extern bool ham_merge_locked(Relation index, bool by_insert, int64 *merged);
 extern void ham_recycle(Relation index);
+extern void ham_meta_set_flags(Relation index, uint32 set, uint32 clear, bool bump_cleanups);
+/*
+ * The background worker's lock on the index: not a fast-path mode, so that
+ * LockHasWaitersRelation can see who waits for it.
+ */
+#define HAM_WORKER_LOCKMODE		ShareUpdateExclusiveLock
+extern bool ham_merge_yields;
+extern void ham_merge_check_yield(Relation index);
 extern bool ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming);
 extern uint64 ham_merge_threshold(Relation index, const HamSnapshot *snap);
 
 /* ham_worker.c: merges in a background worker */
+extern int	ham_max_merge_workers;
+extern void ham_init_worker_gucs(void);
 extern void ham_merge_after_insert(Relation index, const HamSnapshot *snap);
 extern PGDLLEXPORT void ham_merge_worker_main(Datum arg);
 
