@@ -1,8 +1,9 @@
 --
 -- What the hamming index's maintenance costs, and what it leaves behind:
 -- hamming_merge() is durable when it returns; a merge with nothing to
--- recycle reads no page for it; the lists a backend caches stay within work_mem over many
--- indexes; an index that CREATE INDEX CONCURRENTLY has not finished is not
+-- recycle reads no page for it; merges by an inserting session leave
+-- nothing in its statement's memory; the lists a backend caches stay
+-- within work_mem over many indexes; an index that CREATE INDEX CONCURRENTLY has not finished is not
 -- merged.
 --
 CREATE TABLE ham_res (id int, sh simhash64) WITH (autovacuum_enabled = off);
@@ -33,6 +34,34 @@ SELECT hamming_merge('ham_res_i') AS merged,
 ALTER INDEX ham_res_i SET (pending_limit = 64);
 INSERT INTO ham_res SELECT i, hashint8extended(i, 7)::simhash64 FROM generate_series(100001, 160000) i;
 SELECT insert_merges >= 8 AS merged_often FROM hamming_stats('ham_res_i');
+
+-- What those merges leave in the statement's memory: a COPY into a table
+-- whose index merges several times against the same COPY into one whose
+-- index never merges, measured by a statement trigger, which runs before
+-- the COPY's memory is freed.
+CREATE TABLE ham_copy_mem (tbl text, used bigint);
+CREATE FUNCTION ham_copy_mem_note() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO ham_copy_mem
+	SELECT TG_TABLE_NAME, sum(used_bytes) FROM pg_backend_memory_contexts;
+	RETURN NULL;
+END $$;
+CREATE TABLE ham_copy_merging (id int, sh simhash64 GENERATED ALWAYS AS (hashint8extended(id, 7)::simhash64) STORED);
+CREATE TABLE ham_copy_quiet (LIKE ham_copy_merging INCLUDING GENERATED);
+INSERT INTO ham_copy_merging SELECT i FROM generate_series(1, 100000) i;
+INSERT INTO ham_copy_quiet SELECT i FROM generate_series(1, 100000) i;
+CREATE INDEX ON ham_copy_merging USING hamming (sh) WITH (background_merge = off, pending_limit = 64);
+CREATE INDEX ON ham_copy_quiet USING hamming (sh) WITH (background_merge = off, pending_limit = 100000);
+CREATE TRIGGER note AFTER INSERT ON ham_copy_merging FOR EACH STATEMENT EXECUTE FUNCTION ham_copy_mem_note();
+CREATE TRIGGER note AFTER INSERT ON ham_copy_quiet FOR EACH STATEMENT EXECUTE FUNCTION ham_copy_mem_note();
+COPY ham_copy_quiet (id) FROM PROGRAM 'seq 100001 160000';
+COPY ham_copy_merging (id) FROM PROGRAM 'seq 100001 160000';
+SELECT (SELECT merges FROM hamming_stats('ham_copy_merging_sh_idx')) >= 5 AS merged_often,
+       (SELECT merges FROM hamming_stats('ham_copy_quiet_sh_idx')) = 0 AS quiet,
+       (SELECT used FROM ham_copy_mem WHERE tbl = 'ham_copy_merging') -
+       (SELECT used FROM ham_copy_mem WHERE tbl = 'ham_copy_quiet') < 65536 AS no_leak;
+DROP TABLE ham_copy_merging, ham_copy_quiet, ham_copy_mem;
+DROP FUNCTION ham_copy_mem_note();
 SELECT count(*) FROM ham_res WHERE sh <~> hashint8extended(123456, 7)::simhash64 <= 3;
 
 -- An index that is not ready (as while CREATE INDEX CONCURRENTLY builds
