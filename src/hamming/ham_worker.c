@@ -363,7 +363,13 @@ ham_merge_worker_main(Datum arg)
 	SpinLockRelease(&ham_workers->mutex);
 	if (!more)
 		return;
-	before_shmem_exit(ham_worker_exit, Int32GetDatum(slotno));
+
+	/*
+	 * Registered before the connection, so that it runs after the backend's
+	 * entry has left pg_stat_activity (exit callbacks run in reverse): a
+	 * worker's slot is never free while it still shows there.
+	 */
+	on_shmem_exit(ham_worker_exit, Int32GetDatum(slotno));
 
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
