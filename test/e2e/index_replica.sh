@@ -105,15 +105,17 @@ on_standby sn sn_gin "after REINDEX CONCURRENTLY"
 on_standby rh rh_ham "after VACUUM"
 on_standby sh sh_ham "after REINDEX CONCURRENTLY"
 
-# --- hamming_check on the standby while merges are replayed -------------------------------
-# Replay takes no merge lock, so a merge or recycling replayed during a
-# check changes pages under it; the check must tell that from damage
+# --- hamming_check on the standby while merges and VACUUM are replayed ------------------
+# Replay takes no merge lock, so a merge, a recycling or a VACUUM pass
+# replayed during a check changes pages under it (VACUUM compacts the
+# run's tables one after the other); the check must tell that from damage
 # (0.2 reported it as corruption, XX002).
 (
 	for ((r = 0; r < 40; r++)); do
 		lo=$((200001 + r * 3000))
 		psql_q -c "INSERT INTO rh SELECT i, nd_row_code(i) FROM generate_series($lo, $((lo + 2999))) i" \
-			-c "SELECT hamming_merge('rh_ham')" >/dev/null
+			-c "DELETE FROM rh WHERE id % 40 = $r" -c "VACUUM rh" >/dev/null
+		[ $((r % 4)) = 3 ] && psql_q -c "SELECT hamming_merge('rh_ham')" >/dev/null
 	done
 ) &
 writer=$!
@@ -127,9 +129,9 @@ while nd_alive "$writer"; do
 	esac
 done
 wait "$writer"
-echo "# hamming_check on the standby during 40 merges: $passed passed, $corrupt corrupt, $other other"
+echo "# hamming_check on the standby during 40 VACUUMs and 10 merges: $passed passed, $corrupt corrupt, $other other"
 ok $([ "$corrupt" = 0 ] && [ "$passed" -gt 0 ] && echo 0 || echo 1) \
-	"hamming_check on the standby reports no corruption while merges are replayed"
+	"hamming_check on the standby reports no corruption while merges and VACUUM are replayed"
 nd_wait_replay || echo "# the standby did not catch up"
 out=$(PGPORT=$port2 nd_ham_check rh_ham true)
 ok $([ "$out" = passed ] && echo 0 || echo 1) "hamming_check (heapallindexed) on the standby after replay: $out"
