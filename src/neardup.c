@@ -12,6 +12,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/guc.h"
 
 #include "hamming/hamming.h"
 #include "planner/radius_planner.h"
@@ -33,4 +34,6 @@ _PG_init(void)
 	nd_radius_rewrite_init();
 	ham_init_reloptions();
 	ham_init_worker_gucs();
+	ham_init_run_gucs();
+	MarkGUCPrefixReserved("neardup");
 }

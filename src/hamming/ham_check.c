@@ -158,13 +158,13 @@ check_pages(HamCheckState *st)
 		else if (PageGetSpecialSize(page) != MAXALIGN(sizeof(HamPageOpaqueData)) ||
 				 opaque->page_id != HAM_PAGE_ID)
 			corrupt(st, blkno, "not a hamming index page");
-		else if (opaque->kind < HAM_KIND_META || opaque->kind > HAM_KIND_FREE ||
+		else if (opaque->kind < HAM_KIND_META || opaque->kind > HAM_KIND_MAX ||
 				 (opaque->kind == HAM_KIND_META) != (blkno == HAM_METAPAGE_BLKNO))
 			corrupt(st, blkno, psprintf("unknown or misplaced page kind %d", opaque->kind));
 		else
 		{
-			int			capacity = opaque->kind == HAM_KIND_RUN_DIR ?
-				HAM_DIR_CAPACITY : HAM_PAGE_CAPACITY;
+			int			capacity = opaque->kind == HAM_KIND_RUN_DIR ||
+				opaque->kind == HAM_KIND_RUN_DIR_INDEX ? HAM_DIR_CAPACITY : HAM_PAGE_CAPACITY;
 
 			if (opaque->nentries > capacity)
 				corrupt(st, blkno, psprintf("%d entries on a page that holds at most %d",

@@ -156,6 +156,7 @@ typedef struct HamMergeFeed
 {
 	Relation	index;
 	HamRunWriter *writer;
+	int64		added;			/* entries taken from the list */
 } HamMergeFeed;
 
 /* Add the entries of a list page to the writer (ham_list_walk). */
@@ -166,6 +167,7 @@ ham_merge_list_page(Page page, void *arg)
 
 	for (int i = 0; i < HamPageGetOpaque(page)->nentries; i++)
 		ham_run_writer_add(feed->writer, HamPageCodes(page)[i], &HamPageTids(page)[i]);
+	feed->added += HamPageGetOpaque(page)->nentries;
 	ham_merge_check_yield(feed->index);
 }
 
@@ -180,7 +182,8 @@ ham_merge_list_page(Page page, void *arg)
  */
 static BlockNumber
 ham_merge_write(Relation index, int nblocks, uint32 epoch, const HamList *sealed,
-				BlockNumber old_header, uint32 old_epoch, bool uneven, uint64 *nentries)
+				BlockNumber old_header, uint32 old_epoch, bool uneven, uint64 *nentries,
+				int64 *merged)
 {
 	HamMergeFeed feed;
 	HamRunDir	old;
@@ -191,7 +194,9 @@ ham_merge_write(Relation index, int nblocks, uint32 epoch, const HamList *sealed
 	for (int attempt = 0; attempt < 2; attempt++)
 	{
 		feed.writer = ham_run_writer_begin(index, nblocks, epoch, maintenance_work_mem);
+		feed.added = 0;
 		ham_list_walk(index, sealed, ham_merge_list_page, &feed);
+		*merged = feed.added;
 		if (old_header == InvalidBlockNumber)
 			return ham_run_writer_finish(feed.writer, NULL, nentries, NULL);
 
@@ -234,7 +239,8 @@ ham_merge_write(Relation index, int nblocks, uint32 epoch, const HamList *sealed
  * Merge the pending list into the run.  With `wait` false, returns false at
  * once if another merge, VACUUM or check holds the merge lock.  by_insert:
  * an inserting session merges (counted apart).  *merged: the entries the
- * merge took from the lists.
+ * merge took from the sealed list (not the change in the run's size, which
+ * VACUUM's removals since the last merge would make smaller).
  */
 bool
 ham_merge(Relation index, bool wait, bool by_insert, int64 *merged)
@@ -315,14 +321,13 @@ ham_merge_locked(Relation index, bool by_insert, int64 *merged)
 
 	/* 2. the new run */
 	header = ham_merge_write(index, nblocks, new_epoch, &sealed, old_header, old_epoch,
-							 uneven, &nentries);
+							 uneven, &nentries, merged);
 
 	/* 3. swap */
 	metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	state = GenericXLogStart(index);
 	meta = HamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	*merged = (int64) nentries - (int64) meta->run_entries;
 	meta->run_header = header;
 	meta->run_epoch = new_epoch;
 	meta->run_entries = nentries;

@@ -25,6 +25,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "utils/backend_progress.h"
+#include "utils/guc.h"
 #include "utils/rel.h"
 #include "utils/tuplesort.h"
 
@@ -38,6 +39,25 @@
  * maintenance_work_mem (16MB a table); 4GB made them 10-35% slower.
  */
 #define HAM_SORT_MAX_KB	(16 * 1024)
+
+/*
+ * Directory pages a run header lists before the run takes two levels; 0:
+ * as many as the page holds.  A developer's setting, so that tests reach
+ * the two-level layout without 600M entries.
+ */
+int			ham_debug_run_header_dirs = 0;
+
+void
+ham_init_run_gucs(void)
+{
+	DefineCustomIntVariable("neardup.debug_run_header_dirs",
+							"Directory pages a hamming run's header lists before the run takes two levels (0: as many as fit).",
+							"For tests of very large runs on small tables.",
+							&ham_debug_run_header_dirs,
+							0, 0, HAM_RUN_MAX_DIRS,
+							PGC_SUSET, GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+}
 
 /* Sort keys are signed int8: flipping the top bit orders them unsigned. */
 #define HAM_SIGN_FLIP	((uint64) 1 << 63)
@@ -276,6 +296,53 @@ sorted_next(HamRunWriter *w, int table, uint64 *key, ItemPointerData *tid)
 }
 
 /*
+ * List every table's directory pages in the run header: the pages
+ * themselves when they fit (as 0.2 wrote every run), else index pages that
+ * list them, per table (HAM_RUN_DIRS_INDEXED).
+ */
+static void
+write_header_dirs(HamRunWriter *w, HamRunHeader *header, Page image,
+				  const HamDirEntry *dirpages, uint32 ndirpages, const uint32 *table_dirs)
+{
+	int			nblocks = w->layout.nblocks;
+	uint32		flat_max = ham_debug_run_header_dirs > 0 ?
+		(uint32) ham_debug_run_header_dirs : (uint32) HAM_RUN_MAX_DIRS;
+	bool		indexed = ndirpages > flat_max;
+
+	header->dir_levels = indexed ? HAM_RUN_DIRS_INDEXED : HAM_RUN_DIRS_FLAT;
+	for (int t = 0; t < nblocks; t++)
+	{
+		HamRunTable *rt = &header->tables[t];
+		uint32		from = table_dirs[t];
+		uint32		to = t + 1 < nblocks ? table_dirs[t + 1] : ndirpages;
+
+		rt->ndir = 0;
+		rt->dir_offset = header->ndirs;
+		for (uint32 d = from; d < to; d += indexed ? HAM_DIR_CAPACITY : 1)
+		{
+			HamDirEntry entry = dirpages[d];
+
+			if (header->ndirs >= (uint32) HAM_RUN_MAX_DIRS)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("index \"%s\" would have more than %d directory index pages",
+								RelationGetRelationName(w->index), HAM_RUN_MAX_DIRS)));
+			if (indexed)
+			{
+				int			k = (int) Min((uint32) HAM_DIR_CAPACITY, to - d);
+
+				ham_init_page(image, HAM_KIND_RUN_DIR_INDEX, w->epoch, t);
+				memcpy(HamPageDir(image), &dirpages[d], sizeof(HamDirEntry) * k);
+				HamPageGetOpaque(image)->nentries = k;
+				entry.blkno = write_page(w->index, image);
+			}
+			header->dirs[header->ndirs++] = entry;
+			rt->ndir++;
+		}
+	}
+}
+
+/*
  * Let go of a writer that will not be finished: its sorts and arrays.
  */
 void
@@ -310,6 +377,10 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries, bool *u
 	Page		header_image = palloc(BLCKSZ);
 	HamRunHeader *header;
 	HamDirEntry *pagedir;
+	HamDirEntry *dirpages;		/* every table's directory pages */
+	uint32		dirpages_cap,
+				ndirpages = 0;
+	uint32		table_dirs[HAM_MAX_TABLES];	/* the first of each table's */
 	uint64		upper = w->nentries + (old ? old->nentries : 0);
 	uint64		written = 0;
 
@@ -332,7 +403,10 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries, bool *u
 	ham_init_page(header_image, HAM_KIND_RUN_HEADER, w->epoch, 0);
 	header = HamPageGetRunHeader(header_image);
 	header->nblocks = nblocks;
+	header->dir_levels = HAM_RUN_DIRS_FLAT;
 	header->ndirs = 0;
+	dirpages_cap = (uint32) nblocks * ((uint32) (upper / HAM_PAGE_CAPACITY / HAM_DIR_CAPACITY) + 2);
+	dirpages = palloc(sizeof(HamDirEntry) * dirpages_cap);
 
 	/* tuplesorts sort every table first; in memory, one table at a time */
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PROGRESS_HAMMING_PHASE_SORT);
@@ -424,27 +498,23 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries, bool *u
 
 		/* the directory of the table */
 		rt->ndata = npages;
-		rt->ndir = 0;
-		rt->dir_offset = header->ndirs;
+		table_dirs[t] = ndirpages;
 		for (uint32 p = 0; p < npages; p += HAM_DIR_CAPACITY)
 		{
 			int			k = (int) Min((uint32) HAM_DIR_CAPACITY, npages - p);
 
-			if (header->ndirs >= (uint32) HAM_RUN_MAX_DIRS)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("index \"%s\" would have more than %d directory pages",
-								RelationGetRelationName(w->index), HAM_RUN_MAX_DIRS),
-						 errhint("Use fewer blocks (WITH (blocks = 3)) or partition the table.")));
+			if (ndirpages >= dirpages_cap)
+				elog(ERROR, "run of index \"%s\" has more directory pages than it was given",
+					 RelationGetRelationName(w->index));
 			ham_init_page(image, HAM_KIND_RUN_DIR, w->epoch, t);
 			memcpy(HamPageDir(image), &pagedir[p], sizeof(HamDirEntry) * k);
 			HamPageGetOpaque(image)->nentries = k;
-			header->dirs[header->ndirs].first = pagedir[p].first;
-			header->dirs[header->ndirs].blkno = write_page(w->index, image);
-			header->ndirs++;
-			rt->ndir++;
+			dirpages[ndirpages].first = pagedir[p].first;
+			dirpages[ndirpages].blkno = write_page(w->index, image);
+			ndirpages++;
 		}
 	}
+	write_header_dirs(w, header, image, dirpages, ndirpages, table_dirs);
 	free_memory(w);
 	header->nentries = *nentries;
 	return write_page(w->index, header_image);
@@ -459,7 +529,8 @@ ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch, HamRunDir *di
 
 	h = HamPageGetRunHeader(BufferGetPage(buf));
 	if (h->nblocks < HAM_MIN_TABLES || h->nblocks > HAM_MAX_TABLES ||
-		h->ndirs > (uint32) HAM_RUN_MAX_DIRS)
+		h->ndirs > (uint32) HAM_RUN_MAX_DIRS ||
+		(h->dir_levels != HAM_RUN_DIRS_FLAT && h->dir_levels != HAM_RUN_DIRS_INDEXED))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" has a damaged run header at page %u",
@@ -478,6 +549,31 @@ ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch, HamRunDir *di
 		dir->blkno[t] = NULL;
 		dir->recent[t] = NULL;
 	}
+}
+
+/* Append a directory page's entries to a table's directory being loaded. */
+static void
+load_dir_page(Relation index, HamRunDir *dir, int table, BlockNumber dirblk,
+			  uint64 *first, BlockNumber *blkno, Buffer *recent, uint32 *n)
+{
+	Buffer		buf = ham_read_page(index, dirblk, HAM_KIND_RUN_DIR, dir->epoch, table);
+	Page		page = BufferGetPage(buf);
+	HamPageOpaque opaque = HamPageGetOpaque(page);
+	HamDirEntry *entries = HamPageDir(page);
+
+	if (*n + opaque->nentries > dir->header->tables[table].ndata)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has a damaged directory page %u",
+						RelationGetRelationName(index), BufferGetBlockNumber(buf))));
+	for (int i = 0; i < opaque->nentries; i++)
+	{
+		first[*n] = entries[i].first;
+		blkno[*n] = entries[i].blkno;
+		recent[*n] = InvalidBuffer;
+		(*n)++;
+	}
+	UnlockReleaseBuffer(buf);
 }
 
 void
@@ -502,25 +598,25 @@ ham_run_dir_load_table(Relation index, HamRunDir *dir, int table)
 	recent = palloc(sizeof(Buffer) * (rt->ndata + 1));
 	for (uint32 d = 0; d < rt->ndir; d++)
 	{
-		Buffer		buf = ham_read_page(index, dir->header->dirs[rt->dir_offset + d].blkno,
-										HAM_KIND_RUN_DIR, dir->epoch, table);
-		Page		page = BufferGetPage(buf);
-		HamPageOpaque opaque = HamPageGetOpaque(page);
-		HamDirEntry *entries = HamPageDir(page);
+		BlockNumber listed = dir->header->dirs[rt->dir_offset + d].blkno;
 
-		if (n + opaque->nentries > rt->ndata)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" has a damaged directory page %u",
-							RelationGetRelationName(index), BufferGetBlockNumber(buf))));
-		for (int i = 0; i < opaque->nentries; i++)
+		if (dir->header->dir_levels == HAM_RUN_DIRS_INDEXED)
 		{
-			first[n] = entries[i].first;
-			blkno[n] = entries[i].blkno;
-			recent[n] = InvalidBuffer;
-			n++;
+			Buffer		ibuf = ham_read_page(index, listed, HAM_KIND_RUN_DIR_INDEX,
+											 dir->epoch, table);
+			Page		ipage = BufferGetPage(ibuf);
+			int			ndirs = HamPageGetOpaque(ipage)->nentries;
+			BlockNumber dirblk[HAM_DIR_CAPACITY];
+
+			for (int i = 0; i < ndirs; i++)
+				dirblk[i] = HamPageDir(ipage)[i].blkno;
+			UnlockReleaseBuffer(ibuf);
+			for (int i = 0; i < ndirs; i++)
+				load_dir_page(index, dir, table, dirblk[i], first, blkno, recent, &n);
 		}
-		UnlockReleaseBuffer(buf);
+		else
+			load_dir_page(index, dir, table, listed, first, blkno, recent, &n);
+		CHECK_FOR_INTERRUPTS();
 	}
 	if (n != rt->ndata)
 		ereport(ERROR,

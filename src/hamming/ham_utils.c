@@ -375,7 +375,8 @@ ham_check_page(Relation index, Buffer buf, uint16 kind, uint32 epoch, int table)
 	if (PageIsNew(page) || PageGetSpecialSize(page) != MAXALIGN(sizeof(HamPageOpaqueData)) ||
 		opaque->page_id != HAM_PAGE_ID || opaque->kind != kind || opaque->epoch != epoch ||
 		(table >= 0 && opaque->table != table) ||
-		opaque->nentries > (kind == HAM_KIND_RUN_DIR ? HAM_DIR_CAPACITY : HAM_PAGE_CAPACITY))
+		opaque->nentries > (kind == HAM_KIND_RUN_DIR || kind == HAM_KIND_RUN_DIR_INDEX ?
+							HAM_DIR_CAPACITY : HAM_PAGE_CAPACITY))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" page %u is not what the scan expected",
@@ -403,6 +404,7 @@ ham_page_live(const HamSnapshot *snap, Page page)
 	{
 		case HAM_KIND_RUN_HEADER:
 		case HAM_KIND_RUN_DIR:
+		case HAM_KIND_RUN_DIR_INDEX:
 		case HAM_KIND_RUN_DATA:
 			return snap->run_header != InvalidBlockNumber && opaque->epoch == snap->run_epoch;
 		case HAM_KIND_LIST:

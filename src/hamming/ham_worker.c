@@ -107,7 +107,6 @@ ham_init_worker_gucs(void)
 							2, 0, 64,
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
-	MarkGUCPrefixReserved("neardup");
 }
 
 static void

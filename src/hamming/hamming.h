@@ -78,6 +78,8 @@
 #define HAM_KIND_RUN_DATA		4
 #define HAM_KIND_LIST			5	/* pending, sealed or nulls list */
 #define HAM_KIND_FREE			6	/* recycled, in the free space map */
+#define HAM_KIND_RUN_DIR_INDEX	7	/* lists a table's directory pages */
+#define HAM_KIND_MAX			7
 
 #define HAM_PAGE_ID				0xFF8A	/* for pg_filedump and the like */
 
@@ -181,14 +183,23 @@ typedef struct HamMetaPageData
 
 /*
  * The run header: per table, its data page count and its directory pages
- * (each with the `first` of its first entry).
+ * (each with the `first` of its first entry).  A run too large for one
+ * header page to list every directory page (about 1,000 of them: some 600M
+ * entries over all tables) has two levels: the header lists, per table,
+ * directory *index* pages (HAM_KIND_RUN_DIR_INDEX), each listing up to
+ * HAM_DIR_CAPACITY directory pages in the same format as a directory page
+ * lists data pages -- room for about 6 * 10^11 entries.
  */
 typedef struct HamRunTable
 {
 	uint32		ndata;			/* data pages */
-	uint32		ndir;			/* directory pages */
+	uint32		ndir;			/* pages the header lists for the table:
+								 * directory pages, or index pages */
 	uint32		dir_offset;		/* into HamRunHeader.dirs */
 } HamRunTable;
+
+#define HAM_RUN_DIRS_FLAT		0	/* 0.2's only layout */
+#define HAM_RUN_DIRS_INDEXED	2
 
 #define HAM_MAX_TABLES			8
 #define HAM_MIN_TABLES			3
@@ -196,7 +207,7 @@ typedef struct HamRunTable
 typedef struct HamRunHeader
 {
 	uint32		nblocks;
-	uint32		pad;
+	uint32		dir_levels;		/* HAM_RUN_DIRS_FLAT or _INDEXED */
 	uint64		nentries;
 	HamRunTable tables[HAM_MAX_TABLES];
 	uint32		ndirs;
@@ -309,6 +320,8 @@ extern void ham_run_writer_add(HamRunWriter *w, uint64 code, ItemPointer tid);
 extern BlockNumber ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries,
 										 bool *uneven);
 extern void ham_run_writer_abandon(HamRunWriter *w);
+extern int	ham_debug_run_header_dirs;
+extern void ham_init_run_gucs(void);
 extern void ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch,
 							 HamRunDir *dir);
 extern void ham_run_dir_load_table(Relation index, HamRunDir *dir, int table);
