@@ -50,7 +50,7 @@ endif
 # header changes (struct layouts are shared between files).
 $(OBJS): $(foreach d,$(SQL_DIRS) src/core,$(wildcard $(d)/*.h))
 
-.PHONY: deps demo test unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold
+.PHONY: deps demo test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold
 
 # Debian packages the build and the tests need (installed only when missing).
 deps:
@@ -63,6 +63,12 @@ demo:
 # Every suite; the last line reports the counts.
 test:
 	@bash test/run_all.sh
+
+# The pg_regress suites against PostgreSQL 15 built with assertions
+# (--enable-cassert), cached in /var/tmp/neardup-pg15-cassert: the first
+# run compiles the server (some 12 minutes), so it is not part of `make test`.
+test-cassert:
+	@bash test/cassert/run.sh
 
 unit:
 	@bash test/run_all.sh unit
