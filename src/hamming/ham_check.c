@@ -368,18 +368,20 @@ check_structure_on_standby(HamCheckState *st, HamSnapshot *snap)
 	for (int attempt = 1;; attempt++)
 	{
 		HamSnapshot before;
-		ErrorData  *edata;
+		ErrorData  *edata = NULL;
+		bool		checked = false;
 
 		ham_read_snapshot(st->index, &before);
 		BeginInternalSubTransaction(NULL);
 		MemoryContextSwitchTo(ctx);
+		/* no return inside PG_TRY: it would leave a dangling error handler */
 		PG_TRY();
 		{
 			check_structure(st, snap);
 			ReleaseCurrentSubTransaction();
 			MemoryContextSwitchTo(ctx);
 			CurrentResourceOwner = owner;
-			return;
+			checked = true;
 		}
 		PG_CATCH();
 		{
@@ -391,6 +393,8 @@ check_structure_on_standby(HamCheckState *st, HamSnapshot *snap)
 			CurrentResourceOwner = owner;
 		}
 		PG_END_TRY();
+		if (checked)
+			return;
 
 		if (edata->sqlerrcode != ERRCODE_INDEX_CORRUPTED || !index_moved(st->index, &before))
 			ReThrowError(edata);

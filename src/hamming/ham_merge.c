@@ -106,6 +106,24 @@ ham_merge_unlock(Relation index)
 }
 
 /*
+ * A second lock, held by a merge alone (not by VACUUM, the check or the
+ * build, which also hold the merge lock), so that an insert at the brake can
+ * tell a merge -- worth waiting for -- from maintenance that is not.
+ */
+#define HAM_MERGING_LOCK_SUBID	0x4e45	/* "NE" */
+
+bool
+ham_merge_running(Relation index)
+{
+	if (!ConditionalLockDatabaseObject(RelationRelationId, RelationGetRelid(index),
+									   HAM_MERGING_LOCK_SUBID, ExclusiveLock))
+		return true;
+	UnlockDatabaseObject(RelationRelationId, RelationGetRelid(index), HAM_MERGING_LOCK_SUBID,
+						 ExclusiveLock);
+	return false;
+}
+
+/*
  * Set and clear metapage flags, WAL-logged; bump_cleanups also invalidates
  * every backend's cached lists (ham_cache.c).  The caller holds the merge
  * lock.
@@ -257,6 +275,8 @@ ham_merge(Relation index, bool wait, bool by_insert, int64 *merged)
 	return done;
 }
 
+static bool ham_merge_locked_work(Relation index, bool by_insert, int64 *merged);
+
 /*
  * ham_merge, for a caller that holds the merge lock.  An index that is not
  * ready (CREATE INDEX CONCURRENTLY has not finished building it) is left
@@ -264,6 +284,22 @@ ham_merge(Relation index, bool wait, bool by_insert, int64 *merged)
  */
 bool
 ham_merge_locked(Relation index, bool by_insert, int64 *merged)
+{
+	bool		done;
+
+	*merged = 0;
+	if (!index->rd_index->indisready)
+		return false;
+	LockDatabaseObject(RelationRelationId, RelationGetRelid(index), HAM_MERGING_LOCK_SUBID,
+					   ExclusiveLock);
+	done = ham_merge_locked_work(index, by_insert, merged);
+	UnlockDatabaseObject(RelationRelationId, RelationGetRelid(index), HAM_MERGING_LOCK_SUBID,
+						 ExclusiveLock);
+	return done;
+}
+
+static bool
+ham_merge_locked_work(Relation index, bool by_insert, int64 *merged)
 {
 	MemoryContext merge_ctx,
 				old_ctx;
@@ -278,10 +314,6 @@ ham_merge_locked(Relation index, bool by_insert, int64 *merged)
 	HamList		sealed;
 	BlockNumber header;
 	uint64		nentries;
-
-	*merged = 0;
-	if (!index->rd_index->indisready)
-		return false;
 
 	/* what the merge reads and sorts is freed when it ends */
 	merge_ctx = AllocSetContextCreate(CurrentMemoryContext, "hamming merge",

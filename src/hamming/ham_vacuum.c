@@ -21,11 +21,13 @@
  *
  * Scans that return codes from the index (index-only scans) or serve a
  * non-MVCC snapshot (the exclusion constraint's check) keep the metapage
- * pinned while they hold entries in memory, and a pass that removed
- * entries waits for a cleanup lock on it before returning -- that is,
- * until every such scan that may hold a removed entry has ended -- so the
- * heap slots of removed entries are not reused and marked all-visible
- * under them (nbtree keeps the leaf page pinned for the same reason).
+ * pinned while they hold entries in memory, and every pass waits for a
+ * cleanup lock on it before returning -- that is, until every such scan
+ * that may hold a removed entry has ended -- so the heap slots of removed
+ * entries are not reused and marked all-visible under them (nbtree keeps
+ * the leaf page pinned for the same reason, and takes a cleanup lock on
+ * every leaf page in every pass).  The pass also puts free pages back in
+ * the free space map, which is not WAL-logged.
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -46,7 +48,7 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	HamSnapshot snap;
 	BlockNumber nblocks;
 	double		kept = 0;
-	bool		removed = false;
+	bool		freed = false;
 
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
@@ -72,6 +74,14 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buf);
 		opaque = HamPageGetOpaque(page);
+		if (!PageIsNew(page) && opaque->page_id == HAM_PAGE_ID && opaque->kind == HAM_KIND_FREE)
+		{
+			/* the free space map is not WAL-logged: a crash or failover loses it */
+			UnlockReleaseBuffer(buf);
+			RecordFreeIndexPage(index, blkno);
+			freed = true;
+			continue;
+		}
 		if (!ham_page_live(&snap, page) ||
 			(opaque->kind != HAM_KIND_RUN_DATA && opaque->kind != HAM_KIND_LIST))
 		{
@@ -107,7 +117,6 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			if (opaque->kind == HAM_KIND_LIST)
 				HamListPageCleanups(HamPageGetOpaque(wpage))++;
 			GenericXLogFinish(state);
-			removed = true;
 			if (counts)
 				stats->tuples_removed += n - keep;
 		}
@@ -122,9 +131,16 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	 */
 	ham_meta_set_flags(index, 0, HAM_META_RUN_UNEVEN, true);
 	ham_merge_unlock(index);
+	if (freed)
+		IndexFreeSpaceMapVacuum(index);
 
-	/* wait out the scans that may still hold removed entries */
-	if (removed)
+	/*
+	 * Wait out the scans that may still hold removed entries -- whether this
+	 * pass removed them or an earlier one that was cancelled (perhaps right
+	 * here), or a merge that wrote an uneven run anew from table 0: the heap
+	 * pass that follows frees the slots of all of them.  nbtree likewise
+	 * takes a cleanup lock on every leaf page in every pass.
+	 */
 	{
 		Buffer		metabuf = ReadBufferExtended(index, MAIN_FORKNUM, HAM_METAPAGE_BLKNO,
 												 RBM_NORMAL, info->strategy);

@@ -24,7 +24,7 @@
  * The brake never waits on a lock: it polls the merge lock, so that
  * lock_timeout, the deadlock checker (which would cancel an autovacuum
  * holding the lock) and the lock queue are not involved; it waits only
- * while a merge is under way (a sealed list), never for a VACUUM pass or a
+ * while a merge is under way (ham_merge_running), never for a VACUUM pass or a
  * check, and gives up before the statement's statement_timeout.
  *
  * Workers are few and never stuck.  A small table in shared memory
@@ -68,7 +68,7 @@
 #define HAM_LAUNCH_INTERVAL_MS	1000
 
 /* A launch whose worker never reported in is forgotten after this */
-#define HAM_LAUNCH_STALE_MS		60000
+#define HAM_LAUNCH_STALE_MS		10000
 
 /* The brake polls the merge lock this often */
 #define HAM_BRAKE_POLL_MS		10
@@ -227,7 +227,8 @@ ham_merge_launch(Relation index, int slotno)
 
 /*
  * The brake: the unsealed list holds twice a merge's worth.  Merge in this
- * session as soon as the merge lock is free; while a merge holds it, poll.
+ * session as soon as the merge lock is free; while a merge holds it, poll
+ * (ham_merge_running tells a merge from VACUUM or a check).
  * Gives up (the list stays long a while longer) when the lock is held by
  * something other than a merge (VACUUM, a check), when a merge brought the
  * list down meanwhile, or when the statement's timeout is near.
@@ -249,8 +250,8 @@ ham_merge_brake(Relation index)
 			return;
 		}
 		ham_read_snapshot(index, &snap);
-		if (snap.sealed.head == InvalidBlockNumber ||
-			snap.pending.nentries < 2 * ham_merge_threshold(index, &snap))
+		if (snap.pending.nentries < 2 * ham_merge_threshold(index, &snap) ||
+			!ham_merge_running(index))
 			return;
 		if (get_timeout_active(STATEMENT_TIMEOUT) &&
 			!TimestampDifferenceExceeds(GetCurrentTimestamp(),

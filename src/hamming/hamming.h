@@ -357,6 +357,7 @@ extern bool ham_merge_trylock(Relation index);
 extern void ham_merge_unlock(Relation index);
 extern bool ham_merge(Relation index, bool wait, bool by_insert, int64 *merged);
 extern bool ham_merge_locked(Relation index, bool by_insert, int64 *merged);
+extern bool ham_merge_running(Relation index);
 extern void ham_recycle(Relation index);
 extern void ham_meta_set_flags(Relation index, uint32 set, uint32 clear, bool bump_cleanups);
 /*

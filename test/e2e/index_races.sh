@@ -523,23 +523,40 @@ ios_vacuum() {
 	first=$(c_run "$decl; FETCH 1 FROM c;")
 	echo "# $label: FETCH 1: $first"
 
-	rm -f "$work/d.rc"
-	(
-		rc=0
-		PGAPPNAME=nd_session_d psql -X -q -v ON_ERROR_STOP=1 -c "VACUUM (INDEX_CLEANUP ON) $tbl" >"$work/d.out" 2>&1 || rc=$?
-		echo "$rc" >"$work/d.rc"
-	) &
-	D=$!
-	bg+=("$D")
-	# Until D's VACUUM waits (for the scan's pin, or a lock) or has ended.
-	for ((i = 0; i < 600; i++)); do
-		[ -e "$work/d.rc" ] && break
-		waited=$(psql -X -At -c "SELECT wait_event_type || ':' || wait_event FROM pg_stat_activity
-		                         WHERE application_name = 'nd_session_d' AND query LIKE 'VACUUM%'
-		                           AND wait_event_type IN ('BufferPin', 'Lock')" 2>/dev/null || true)
-		[ -n "$waited" ] && break
-		sleep 0.1
-	done
+	start_d() {
+		rm -f "$work/d.rc"
+		(
+			rc=0
+			PGAPPNAME=nd_session_d psql -X -q -v ON_ERROR_STOP=1 -c "VACUUM (INDEX_CLEANUP ON) $tbl" >"$work/d.out" 2>&1 || rc=$?
+			echo "$rc" >"$work/d.rc"
+		) &
+		D=$!
+		bg+=("$D")
+		# Until D's VACUUM waits (for the scan's pin, or a lock) or has ended.
+		waited=
+		for ((i = 0; i < 600; i++)); do
+			[ -e "$work/d.rc" ] && break
+			waited=$(psql -X -At -c "SELECT wait_event_type || ':' || wait_event FROM pg_stat_activity
+			                         WHERE application_name = 'nd_session_d' AND query LIKE 'VACUUM%'
+			                           AND wait_event_type IN ('BufferPin', 'Lock')" 2>/dev/null || true)
+			[ -n "$waited" ] && break
+			sleep 0.1
+		done
+	}
+	start_d
+	if [ "${6:-}" = cancel ]; then
+		# The first VACUUM removed the entries and is cancelled while it
+		# waits: the next one finds nothing left to remove, and must wait
+		# all the same (0.2's fix waited only when its own pass removed).
+		psql_q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'nd_session_d'" >/dev/null
+		for ((i = 0; i < 600; i++)); do
+			[ -e "$work/d.rc" ] && break
+			sleep 0.1
+		done
+		wait "$D" || true
+		echo "# $label: the first VACUUM, cancelled: $(tr '\n' ' ' <"$work/d.out")"
+		start_d
+	fi
 	echo "# $label: session D's VACUUM: $([ -e "$work/d.rc" ] && echo "finished (exit $(cat "$work/d.rc"))" || echo "waiting on ${waited:-?}")"
 	ok $([ ! -e "$work/d.rc" ] && [ -n "$waited" ] && echo 0 || echo 1) \
 		"$label: VACUUM waits for the open index-only scan (wait event: ${waited:-none}) instead of finishing"
@@ -577,6 +594,7 @@ part4() {
 	# and its VACUUM takes cleanup locks.
 	ios_vacuum "control (btree)" t4b t4b_bt "btree (sh)" "sh = '$q'"
 	ios_vacuum "hamming" t4 t4_ham "hamming (sh)" "sh <~> '$q' <= 3"
+	ios_vacuum "hamming, the first VACUUM cancelled while it waits" t4c t4c_ham "hamming (sh)" "sh <~> '$q' <= 3" cancel
 }
 
 # ND_RACES_PARTS: which parts to run (all by default).

@@ -133,6 +133,15 @@ echo "# hamming_check on the standby during 40 VACUUMs and 10 merges: $passed pa
 ok $([ "$corrupt" = 0 ] && [ "$passed" -gt 0 ] && echo 0 || echo 1) \
 	"hamming_check on the standby reports no corruption while merges and VACUUM are replayed"
 nd_wait_replay || echo "# the standby did not catch up"
+# An error after the check, in the same query: the check's error handling
+# must leave nothing behind (a return from inside its PG_TRY once made the
+# next error jump into a dead stack frame and restart the standby).
+started=$(PGPORT=$port2 psql_q -c "SELECT pg_postmaster_start_time()")
+out=$(PGPORT=$port2 psql -X -At -c "SELECT hamming_check('rh_ham', false), 1 / (random() * 0)::int" 2>&1 || true)
+after=$(PGPORT=$port2 psql_q -c "SELECT pg_postmaster_start_time()" 2>&1 || true)
+echo "# $out"
+ok $([[ $out == *"division by zero"* ]] && [ "$started" = "$after" ] && echo 0 || echo 1) \
+	"an error after hamming_check on the standby is an ordinary error (no restart of the standby)"
 out=$(PGPORT=$port2 nd_ham_check rh_ham true)
 ok $([ "$out" = passed ] && echo 0 || echo 1) "hamming_check (heapallindexed) on the standby after replay: $out"
 echo "1..$n"
