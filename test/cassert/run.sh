@@ -25,7 +25,10 @@
 #                     the last run to $ND_CASSERT_CACHE/last-run
 #   ND_PG_OPTS        extra postgresql.conf settings, space-separated
 #                     guc=value pairs (e.g. restart_after_crash=off)
-#   REGRESS           a subset of the suites (e.g. REGRESS=23_index_hamming)
+#   REGRESS           a subset of the suites (e.g. REGRESS=23_index_hamming;
+#                     through make, on its command line: `make test-cassert
+#                     REGRESS=...`, as the Makefile's own REGRESS would
+#                     replace one from the environment)
 #
 # The first run downloads the source (~23 MB) and compiles the server:
 # some 12 minutes on 2 cores, before the suites' 3 to 7.  Later runs only
@@ -153,7 +156,11 @@ build_server() {
 		"$PREFIX"/*) ;;
 		*) log "the server would install its libraries into $pkglibdir, outside $PREFIX: stopping"; return 1 ;;
 	esac
-	(cd "$src" && make -j2 >"$CACHE/build.log" 2>&1 && make install >>"$CACHE/build.log" 2>&1) \
+	# From `make test-cassert`, MAKELEVEL is 1: PostgreSQL's makefiles would
+	# take this for a sub-make and skip the generated headers (utils/errcodes.h
+	# missing); the server is built as a top-level make.
+	(cd "$src" && unset MAKELEVEL MAKEFLAGS MFLAGS \
+		&& make -j2 >"$CACHE/build.log" 2>&1 && make install >>"$CACHE/build.log" 2>&1) \
 		|| { tail -40 "$CACHE/build.log" >&2; return 1; }
 	echo "$want" >"$stamp"
 }
