@@ -29,6 +29,15 @@
 #                     through make, on its command line: `make test-cassert
 #                     REGRESS=...`, as the Makefile's own REGRESS would
 #                     replace one from the environment)
+#   ND_CASSERT_PAGELOCK=1
+#                     the server also has PostgreSQL 13's assertion that no
+#                     heavyweight lock but a relation extension lock is taken
+#                     while a page lock is held (test/cassert/page-lock-assert.diff,
+#                     applied to lock.c; PostgreSQL 14 dropped the check).
+#                     It is another server, in its own cache (default
+#                     /var/tmp/neardup-pg15-pageassert), unpacked from the
+#                     source package the plain cache already downloaded if
+#                     it is there.
 #
 # The first run downloads the source (~23 MB) and compiles the server:
 # some 12 minutes on 2 cores, before the suites' 3 to 7.  Later runs only
@@ -37,7 +46,13 @@ set -euo pipefail
 shopt -s inherit_errexit
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-CACHE=${ND_CASSERT_CACHE:-/var/tmp/neardup-pg15-cassert}
+PLAIN_CACHE=/var/tmp/neardup-pg15-cassert
+PAGELOCK_PATCH=$ROOT/test/cassert/page-lock-assert.diff
+if [ "${ND_CASSERT_PAGELOCK:-0}" = 1 ]; then
+	CACHE=${ND_CASSERT_CACHE:-/var/tmp/neardup-pg15-pageassert}
+else
+	CACHE=${ND_CASSERT_CACHE:-$PLAIN_CACHE}
+fi
 # "pgsql" in the prefix matters: Debian's patch 50-per-version-dirs
 # installs the server's libraries into /usr/lib/postgresql/15/lib (the
 # system's!) unless the library directory names pgsql or postgres.
@@ -96,6 +111,9 @@ fi
 mkdir -p "$CACHE"
 stamp=$CACHE/.built
 want="configure ${CONFIGURE_ARGS[*]}"
+if [ "${ND_CASSERT_PAGELOCK:-0}" = 1 ]; then
+	want+=" + page-lock-assert.diff $(md5sum <"$PAGELOCK_PATCH" | cut -c1-12)"
+fi
 
 # Downloads and unpacks Debian's postgresql-15 source package into
 # $CACHE/src and prints the unpacked directory.  apt's source lists and
@@ -105,6 +123,18 @@ fetch_source() {
 	local apt=$CACHE/apt codename v dir
 	codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
 	mkdir -p "$apt/sources.list.d" "$apt/lists/partial" "$apt/cache/archives/partial" "$CACHE/src"
+	# The page-lock server: the plain cache's source package, if it has one.
+	local reuse
+	reuse=$(find "$PLAIN_CACHE/src" -maxdepth 1 -name 'postgresql-15_*.dsc' 2>/dev/null | head -1 || true)
+	if [ "$CACHE" != "$PLAIN_CACHE" ] && [ -n "$reuse" ]; then
+		rm -rf "$CACHE/src"/*
+		log "unpacking $(basename "$reuse") from $PLAIN_CACHE/src"
+		if (cd "$CACHE/src" && dpkg-source -x "$reuse" >&2); then
+			dir=$(find "$CACHE/src" -mindepth 1 -maxdepth 1 -type d -name 'postgresql-15-*' | head -1)
+			[ -n "$dir" ] && { echo "$dir"; return 0; }
+		fi
+		log "could not unpack it: downloading"
+	fi
 	cat >"$apt/sources.list.d/debian-src.sources" <<-EOF
 		Types: deb-src
 		URIs: http://deb.debian.org/debian
@@ -144,6 +174,10 @@ fetch_source() {
 build_server() {
 	local src pkglibdir
 	src=$(fetch_source)
+	if [ "${ND_CASSERT_PAGELOCK:-0}" = 1 ]; then
+		log "applying $(basename "$PAGELOCK_PATCH")"
+		patch -p1 -d "$src" <"$PAGELOCK_PATCH" >&2 || return 1
+	fi
 	log "building PostgreSQL $(basename "$src") with assertions into $PREFIX (about 12 minutes)"
 	rm -rf "$PREFIX"
 	(cd "$src" && ./configure "${CONFIGURE_ARGS[@]}" >"$CACHE/configure.log" 2>&1) \
