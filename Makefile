@@ -50,7 +50,7 @@ endif
 # header changes (struct layouts are shared between files).
 $(OBJS): $(foreach d,$(SQL_DIRS) src/core,$(wildcard $(d)/*.h))
 
-.PHONY: deps demo test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold
+.PHONY: deps demo test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale
 
 # Debian packages the build and the tests need (installed only when missing).
 deps:
@@ -78,7 +78,7 @@ fuzz:
 
 # Benchmarks: ratios against baselines measured in the same run.  The index
 # benchmarks take ROWS (default 1M) and more; see the scripts.
-bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice
+bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale
 
 bench-fingerprint:
 	@bash test/bench/run_bench.sh
@@ -99,6 +99,14 @@ bench-constraint:
 # merges, at 10M rows (ROWS, PENDING, NQ).
 bench-pending:
 	@bash test/bench/run_pending.sh
+
+# One hamming index at crawl scale: CREATE INDEX at default options on
+# 200M rows (size per row, time against SMALL_BUILDS builds at SMALL rows,
+# the two-level run directory), radius 3 and KNN 10 against a parallel seq
+# scan with answers checked equal (ROWS, SMALL, SMALL_BUILDS, NQ, NSEQ,
+# CHECK; some 25 GB of disk and 30 minutes at the default 200M).
+bench-scale:
+	@bash test/bench/run_scale.sh
 
 # "At least t similar": SimHash's recall by radius and the radius model on
 # the demo corpus, then verified lookups at 1M rows on the hamming index,
