@@ -70,7 +70,7 @@ SELECT string_agg(name || '=' || current_setting(name), ' ' ORDER BY name)
 FROM pg_settings
 WHERE name IN ('shared_buffers', 'maintenance_work_mem', 'work_mem', 'max_parallel_workers_per_gather',
                'max_parallel_workers', 'max_worker_processes', 'max_wal_size', 'checkpoint_timeout',
-               'autovacuum', 'jit', 'wal_level', 'synchronous_commit', 'effective_cache_size');
+               'autovacuum', 'jit', 'wal_level', 'synchronous_commit', 'effective_cache_size', 'fsync');
 SELECT 'server: ' || version();
 SELECT format('rows=%s small=%s small_builds=%s nq=%s nseq=%s check=%s', :'rows', :'small',
               :'small_builds', :'nq', :'nseq', :'check');
@@ -93,25 +93,6 @@ BEGIN
     bytes := pg_relation_size(idx::regclass);
 END $$;
 CREATE TEMP TABLE small_build (n int, s float8, bytes bigint);
-
--- ===== the small builds: the linear baseline =====
-SELECT pg_temp.say(format('small table: the first %s rows', :'small'));
-DROP TABLE IF EXISTS small;
-CREATE TABLE small (id int, sh simhash64);
-INSERT INTO small SELECT i, hashint8extended(i, 7)::simhash64 FROM generate_series(1, :small) i;
-VACUUM ANALYZE small;
-SELECT pg_temp.say(format('%s builds at %s rows (DROP INDEX + CREATE INDEX, each its own transaction)',
-                          :'small_builds', :'small'));
-SELECT 'DROP INDEX IF EXISTS small_ham',
-       format($q$INSERT INTO small_build SELECT %s, s, bytes FROM pg_temp.build('small', 'small_ham')$q$, n),
-       format($q$SELECT pg_temp.say(format('  small build %1$s: %%s s', round(s::numeric, 2))) FROM small_build WHERE n = %1$s$q$, n)
-FROM generate_series(1, :small_builds) n \gexec
-SELECT pg_temp.fig('small build mean (s)', round(avg(s)::numeric, 2) || ' (min ' || round(min(s)::numeric, 2)
-                   || ', max ' || round(max(s)::numeric, 2) || ', n ' || count(*) || ')'),
-       pg_temp.fig('small index bytes/row', round((avg(bytes) / :small)::numeric, 1)::text)
-FROM small_build;
-SELECT avg(s) AS small_mean FROM small_build \gset
-DROP TABLE small;
 
 -- ===== the big table =====
 SELECT pg_temp.say(format('loading %s rows (4 INSERT statements)', :'rows'));
@@ -140,14 +121,7 @@ SELECT pg_temp.say('CREATE INDEX doc_ham ON doc USING hamming (sh) -- default op
 SELECT s AS big_s, bytes AS big_bytes FROM pg_temp.build('doc', 'doc_ham') \gset
 SELECT pg_temp.fig('CREATE INDEX (s)', round(:big_s::numeric, 1)::text),
        pg_temp.fig('index size', pg_size_pretty(:big_bytes::bigint) || ' (' || :big_bytes || ' bytes)'),
-       pg_temp.fig('index bytes/row', round((:big_bytes::numeric / :total_rows), 1)::text),
-       pg_temp.fig('build / (small_builds x mean small build)',
-                   round((:big_s / (:small_builds * :small_mean))::numeric, 3)::text
-                   || format(' (%s s / (%s x %s s); rows ratio %s)', round(:big_s::numeric, 1), :small_builds,
-                             round(:small_mean::numeric, 2), round(:total_rows::numeric / :small, 3))),
-       pg_temp.fig('build time per row, big / small',
-                   round(((:big_s / :total_rows) / (:small_mean / :small))::numeric, 3)::text
-                   || ' (1.0 = linear; equals the line above when rows = small_builds x small)');
+       pg_temp.fig('index bytes/row', round((:big_bytes::numeric / :total_rows), 1)::text);
 \pset tuples_only off
 \pset format aligned
 \echo 'hamming_stats(doc_ham):'
@@ -259,6 +233,37 @@ SELECT format($q$SELECT pg_temp.say('parallel seq scan: %s %s x %s')$q$, what, k
        format($q$SELECT pg_temp.say(format('  p50 %%s ms', round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 1))) FROM timing WHERE path = 'seq scan' AND what = %L AND kind = %L$q$, what, kind)
 FROM cases ORDER BY ord \gexec
 
+SELECT pg_temp.fig('database size with the big table and index', pg_size_pretty(pg_database_size(current_database()))),
+       pg_temp.fig('WAL directory', (SELECT pg_size_pretty(sum(size)) FROM pg_ls_waldir()));
+DROP TABLE doc;
+
+-- ===== the small builds: the linear baseline (after the big table is
+-- dropped, so that they run on the machine the big build had) =====
+SELECT pg_temp.say(format('small table: the first %s rows', :'small'));
+DROP TABLE IF EXISTS small;
+CREATE TABLE small (id int, sh simhash64);
+INSERT INTO small SELECT i, hashint8extended(i, 7)::simhash64 FROM generate_series(1, :small) i;
+VACUUM ANALYZE small;
+SELECT pg_temp.say(format('%s builds at %s rows (DROP INDEX + CREATE INDEX, each its own transaction)',
+                          :'small_builds', :'small'));
+SELECT 'DROP INDEX IF EXISTS small_ham',
+       format($q$INSERT INTO small_build SELECT %s, s, bytes FROM pg_temp.build('small', 'small_ham')$q$, n),
+       format($q$SELECT pg_temp.say(format('  small build %1$s: %%s s', round(s::numeric, 2))) FROM small_build WHERE n = %1$s$q$, n)
+FROM generate_series(1, :small_builds) n \gexec
+SELECT pg_temp.fig('small build mean (s)', round(avg(s)::numeric, 2) || ' (min ' || round(min(s)::numeric, 2)
+                   || ', max ' || round(max(s)::numeric, 2) || ', n ' || count(*) || ')'),
+       pg_temp.fig('small index bytes/row', round((avg(bytes) / :small)::numeric, 1)::text)
+FROM small_build;
+SELECT avg(s) AS small_mean FROM small_build \gset
+DROP TABLE small;
+SELECT pg_temp.fig('build / (small_builds x mean small build)',
+                   round((:big_s / (:small_builds * :small_mean))::numeric, 3)::text
+                   || format(' (%s s / (%s x %s s); rows ratio %s)', round(:big_s::numeric, 1), :small_builds,
+                             round(:small_mean::numeric, 2), round(:total_rows::numeric / :small, 3))),
+       pg_temp.fig('build time per row, big / small',
+                   round(((:big_s / :total_rows) / (:small_mean / :small))::numeric, 3)::text
+                   || ' (1.0 = linear; equals the line above when rows = small_builds x small)');
+
 \echo
 \echo '==================== summary ===================='
 SELECT format('%s rows (%s random + %s planted near-copies), one hamming index at default options',
@@ -312,7 +317,3 @@ SELECT * FROM (VALUES
    (SELECT CASE WHEN s.p50 / i.p50 >= 500 THEN 'met' ELSE 'NOT met' END FROM i JOIN s USING (what, kind) WHERE what = 'knn10' AND kind = 'random'))
 ) AS t(target, measured, verdict);
 
-\echo 'Sizes at the end:'
-SELECT pg_size_pretty(pg_database_size(current_database())) AS database,
-       (SELECT pg_size_pretty(sum(size)) FROM pg_ls_waldir()) AS wal;
-DROP TABLE doc;
