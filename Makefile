@@ -104,7 +104,7 @@ bench-pending:
 # 200M rows (size per row, time against SMALL_BUILDS builds at SMALL rows,
 # the two-level run directory), radius 3 and KNN 10 against a parallel seq
 # scan with answers checked equal (ROWS, SMALL, SMALL_BUILDS, NQ, NSEQ,
-# CHECK; some 25 GB of disk and 30 minutes at the default 200M).
+# CHECK; some 36 GB of disk and 40 minutes at the default 200M).
 bench-scale:
 	@bash test/bench/run_scale.sh
 
