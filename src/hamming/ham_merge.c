@@ -84,25 +84,42 @@ ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming)
  */
 #define HAM_MERGE_LOCK_SUBID	0x4e44	/* "ND" */
 
+/* The index's object locks, told apart by objsubid */
+static void
+lock_index_object(Relation index, int32 subid)
+{
+	LockDatabaseObject(RelationRelationId, RelationGetRelid(index), subid, ExclusiveLock);
+}
+
+static bool
+trylock_index_object(Relation index, int32 subid)
+{
+	return ConditionalLockDatabaseObject(RelationRelationId, RelationGetRelid(index), subid,
+										 ExclusiveLock);
+}
+
+static void
+unlock_index_object(Relation index, int32 subid)
+{
+	UnlockDatabaseObject(RelationRelationId, RelationGetRelid(index), subid, ExclusiveLock);
+}
+
 void
 ham_merge_lock(Relation index)
 {
-	LockDatabaseObject(RelationRelationId, RelationGetRelid(index), HAM_MERGE_LOCK_SUBID,
-					   ExclusiveLock);
+	lock_index_object(index, HAM_MERGE_LOCK_SUBID);
 }
 
 bool
 ham_merge_trylock(Relation index)
 {
-	return ConditionalLockDatabaseObject(RelationRelationId, RelationGetRelid(index),
-										 HAM_MERGE_LOCK_SUBID, ExclusiveLock);
+	return trylock_index_object(index, HAM_MERGE_LOCK_SUBID);
 }
 
 void
 ham_merge_unlock(Relation index)
 {
-	UnlockDatabaseObject(RelationRelationId, RelationGetRelid(index), HAM_MERGE_LOCK_SUBID,
-						 ExclusiveLock);
+	unlock_index_object(index, HAM_MERGE_LOCK_SUBID);
 }
 
 /*
@@ -115,11 +132,9 @@ ham_merge_unlock(Relation index)
 bool
 ham_merge_running(Relation index)
 {
-	if (!ConditionalLockDatabaseObject(RelationRelationId, RelationGetRelid(index),
-									   HAM_MERGING_LOCK_SUBID, ExclusiveLock))
+	if (!trylock_index_object(index, HAM_MERGING_LOCK_SUBID))
 		return true;
-	UnlockDatabaseObject(RelationRelationId, RelationGetRelid(index), HAM_MERGING_LOCK_SUBID,
-						 ExclusiveLock);
+	unlock_index_object(index, HAM_MERGING_LOCK_SUBID);
 	return false;
 }
 
@@ -290,11 +305,9 @@ ham_merge_locked(Relation index, bool by_insert, int64 *merged)
 	*merged = 0;
 	if (!index->rd_index->indisready)
 		return false;
-	LockDatabaseObject(RelationRelationId, RelationGetRelid(index), HAM_MERGING_LOCK_SUBID,
-					   ExclusiveLock);
+	lock_index_object(index, HAM_MERGING_LOCK_SUBID);
 	done = ham_merge_locked_work(index, by_insert, merged);
-	UnlockDatabaseObject(RelationRelationId, RelationGetRelid(index), HAM_MERGING_LOCK_SUBID,
-						 ExclusiveLock);
+	unlock_index_object(index, HAM_MERGING_LOCK_SUBID);
 	return done;
 }
 
