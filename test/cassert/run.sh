@@ -240,10 +240,9 @@ LANG=C.UTF-8 LC_ALL=C.UTF-8 runuser -u postgres -- "$PREFIX/bin/initdb" -D "$PGD
 	--encoding=UTF8 --locale=C.UTF-8 --auth=trust >"$WORK/pg/initdb.log" 2>&1 \
 	|| { cat "$WORK/pg/initdb.log" >&2; exit 1; }
 # A port of our own, as pgenv.sh picks it (the socket is in $SOCK anyway).
-port=$((20000 + RANDOM % 20000))
-while ss -ltn 2>/dev/null | grep -q ":$port "; do
-	port=$((20000 + RANDOM % 20000))
-done
+# shellcheck source=../lib/ports.sh
+. "$ROOT/test/lib/ports.sh"
+port=$(nd_free_port)
 pg_opts="-p $port -k $SOCK -c listen_addresses=127.0.0.1 -c lc_messages=C -c max_parallel_workers_per_gather=2"
 for o in ${ND_PG_OPTS:-}; do
 	pg_opts+=" -c $o"

@@ -12,6 +12,8 @@
 
 ND_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 ND_PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+# shellcheck source=ports.sh
+. "$ND_ROOT/test/lib/ports.sh"
 
 nd_build() {
 	bash "$ND_ROOT/test/lib/deps.sh"
@@ -50,10 +52,8 @@ nd_in_cluster() {
 	done
 	# A port of our own: pg_createcluster's "next free port" races when
 	# several throwaway clusters start at once (parallel test runs).
-	local port=$((20000 + RANDOM % 20000))
-	while ss -ltn 2>/dev/null | grep -q ":$port "; do
-		port=$((20000 + RANDOM % 20000))
-	done
+	local port
+	port=$(nd_free_port)
 	# -t: cluster in a temporary directory even as root; LANG=C keeps
 	# server messages and collation stable for pg_regress.
 	LANG=C.UTF-8 LC_ALL=C.UTF-8 pg_virtualenv -t -v 15 -c "-p $port" \

@@ -2,6 +2,9 @@
 # (PGHOST, PGPORT, PGUSER, PGPASSWORD point at the throwaway cluster).
 # ND_E2E_LIB is this directory.
 
+# shellcheck source=../../lib/ports.sh
+. "$ND_E2E_LIB/../../lib/ports.sh"
+
 n=0
 # ok STATUS DESCRIPTION: one TAP line; STATUS 0 passes.
 ok() {
@@ -149,8 +152,7 @@ nd_stop_writer() {
 nd_second_cluster() {
 	ND2_DIR=$(mktemp -d "/tmp/$1.XXXXXX")
 	chown postgres: "$ND2_DIR"
-	ND2_PORT=$((20000 + RANDOM % 20000))
-	while ss -ltn 2>/dev/null | grep -q ":$ND2_PORT "; do ND2_PORT=$((20000 + RANDOM % 20000)); done
+	ND2_PORT=$(nd_free_port)
 	trap nd_second_cluster_gone EXIT
 }
 # nd_start_standby: a hot standby of the throwaway cluster in $ND2_DIR/data

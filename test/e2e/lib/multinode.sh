@@ -30,18 +30,6 @@ nd_mn_init() {
 	trap 'nd_mn_stop_all; rm -rf "$ND_MN_DIR"; nd_cleanup 2>/dev/null || true' EXIT
 }
 
-# A port nobody listens on and no node of ours has taken.
-nd_free_port() {
-	local port
-	while :; do
-		port=$((20000 + RANDOM % 20000))
-		ss -ltn 2>/dev/null | grep -q ":$port " && continue
-		grep -qx "$port" "$ND_MN_DIR"/*/port 2>/dev/null && continue
-		echo "$port"
-		return
-	done
-}
-
 nd_port() { cat "$ND_MN_DIR/$1/port"; }
 nd_log() { echo "$ND_MN_DIR/$1/log"; }
 
