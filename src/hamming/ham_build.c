@@ -110,17 +110,17 @@ ham_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	 * sessions see the index, and a merge's recycling would free the pages
 	 * being written here, which belong to no run yet.
 	 */
-	ham_merge_lock(index);
+	ham_maintenance_lock(index);
 	ham_write_meta(index, nblocks);
 	epoch = ham_take_epoch(index);
 
 	bs.writer = ham_run_writer_begin(index, nblocks, epoch, maintenance_work_mem);
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   ham_build_callback, (void *) &bs, NULL);
-	header = ham_run_writer_finish(bs.writer, NULL, &nentries, NULL);
+	header = ham_run_writer_finish(bs.writer, NULL, 0, &nentries, NULL);
 	if (header != InvalidBlockNumber)
 		ham_set_run(index, header, epoch, nentries);
-	ham_merge_unlock(index);
+	ham_maintenance_unlock(index);
 
 	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = reltuples;

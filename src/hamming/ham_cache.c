@@ -87,7 +87,7 @@ typedef struct HamListCache
 typedef struct HamDirSlot
 {
 	Oid			indexoid;
-	HamDirRef  *ref;			/* NULL: no directory cached */
+	HamDirRef  *refs[HAM_MAX_RUNS]; /* NULL: no directory cached */
 	HamListCache *list;			/* NULL: no list cached */
 } HamDirSlot;
 
@@ -112,11 +112,11 @@ ham_ref_free(HamDirRef *ref)
 
 /* Take a directory out of its slot; free it unless a scan holds it. */
 static void
-ham_ref_retire(HamDirSlot *slot)
+ham_ref_retire(HamDirSlot *slot, int i)
 {
-	HamDirRef  *ref = slot->ref;
+	HamDirRef  *ref = slot->refs[i];
 
-	slot->ref = NULL;
+	slot->refs[i] = NULL;
 	if (ref->refcount > 0 && ref->generation == ham_generation)
 	{
 		ref->retired = true;
@@ -144,8 +144,9 @@ ham_slot_drop(HamDirSlot *slot)
 {
 	Oid			indexoid = slot->indexoid;
 
-	if (slot->ref)
-		ham_ref_retire(slot);
+	for (int i = 0; i < HAM_MAX_RUNS; i++)
+		if (slot->refs[i])
+			ham_ref_retire(slot, i);
 	ham_list_cache_free(slot);
 	hash_search(ham_dir_cache, &indexoid, HASH_REMOVE, NULL);
 }
@@ -218,29 +219,36 @@ ham_slot_of(Relation index)
 	slot = hash_search(ham_dir_cache, &indexoid, HASH_ENTER, &found);
 	if (!found)
 	{
-		slot->ref = NULL;
+		memset(slot->refs, 0, sizeof(slot->refs));
 		slot->list = NULL;
 	}
 	return slot;
 }
 
 /*
- * The directory of the run the snapshot names, from the cache or read now;
- * the caller releases it with ham_dir_release().
+ * The directory of the snapshot's run `run`, from the cache or read now;
+ * the caller releases it with ham_dir_release().  Directories of runs the
+ * snapshot no longer lists (merged away) leave the cache.
  */
 HamDirRef *
-ham_dir_acquire(Relation index, const HamSnapshot *snap)
+ham_dir_acquire(Relation index, const HamSnapshot *snap, int run)
 {
 	HamDirSlot *slot = ham_slot_of(index);
+	const HamRunRef *want = &snap->runs[run];
 	HamDirRef  *ref;
 	MemoryContext ctx,
 				old;
+	int			free_slot = -1;
 
-	if (slot->ref)
+	for (int i = 0; i < HAM_MAX_RUNS; i++)
 	{
-		ref = slot->ref;
+		bool		listed = false;
+
+		ref = slot->refs[i];
+		if (ref == NULL)
+			continue;
 		if (RelFileNodeEquals(ref->node, index->rd_node) &&
-			ref->run_header == snap->run_header && ref->dir.epoch == snap->run_epoch)
+			ref->run_header == want->header && ref->dir.epoch == want->epoch)
 		{
 			if (ref->generation != ham_generation)
 			{
@@ -250,8 +258,16 @@ ham_dir_acquire(Relation index, const HamSnapshot *snap)
 			ref->refcount++;
 			return ref;
 		}
-		ham_ref_retire(slot);
+		if (RelFileNodeEquals(ref->node, index->rd_node))
+			for (int r = 0; r < snap->nruns && !listed; r++)
+				listed = ref->run_header == snap->runs[r].header &&
+					ref->dir.epoch == snap->runs[r].epoch;
+		if (!listed)
+			ham_ref_retire(slot, i);
 	}
+	for (int i = 0; i < HAM_MAX_RUNS && free_slot < 0; i++)
+		if (slot->refs[i] == NULL)
+			free_slot = i;
 
 	ctx = AllocSetContextCreate(ham_cache_ctx, "hamming run directory",
 								ALLOCSET_DEFAULT_SIZES);
@@ -259,7 +275,7 @@ ham_dir_acquire(Relation index, const HamSnapshot *snap)
 	PG_TRY();
 	{
 		ref = palloc0(sizeof(HamDirRef));
-		ham_run_dir_open(index, snap->run_header, snap->run_epoch, &ref->dir);
+		ham_run_dir_open(index, want->header, want->epoch, &ref->dir);
 	}
 	PG_CATCH();
 	{
@@ -270,11 +286,13 @@ ham_dir_acquire(Relation index, const HamSnapshot *snap)
 	PG_END_TRY();
 	MemoryContextSwitchTo(old);
 	ref->node = index->rd_node;
-	ref->run_header = snap->run_header;
+	ref->run_header = want->header;
 	ref->ctx = ctx;
 	ref->refcount = 1;
 	ref->generation = ham_generation;
-	slot->ref = ref;
+	/* a slot is free: the snapshot lists at most HAM_MAX_RUNS runs */
+	Assert(free_slot >= 0);
+	slot->refs[free_slot] = ref;
 	return ref;
 }
 

@@ -176,21 +176,23 @@ check_pages(HamCheckState *st)
 }
 
 static void
-check_run(HamCheckState *st, const HamSnapshot *snap)
+check_run(HamCheckState *st, const HamSnapshot *snap, const HamRunRef *run)
 {
 	HamRunDir	dir;
 	uint64		count0 = 0,
 				digest0 = 0;
 
-	if (snap->run_header == InvalidBlockNumber)
-		return;
-	if (snap->run_header == HAM_METAPAGE_BLKNO || snap->run_header >= st->nblocks)
-		corrupt(st, HAM_METAPAGE_BLKNO, "the run header is outside the index");
-	ham_run_dir_open(st->index, snap->run_header, snap->run_epoch, &dir);
+	if (run->header == HAM_METAPAGE_BLKNO || run->header >= st->nblocks)
+		corrupt(st, HAM_METAPAGE_BLKNO, "a run header is outside the index");
+	ham_run_dir_open(st->index, run->header, run->epoch, &dir);
 	if ((int) dir.header->nblocks != snap->nblocks)
-		corrupt(st, snap->run_header,
+		corrupt(st, run->header,
 				psprintf("the run has %u tables, the metapage says %d",
 						 dir.header->nblocks, snap->nblocks));
+	if (dir.nentries != run->nentries)
+		corrupt(st, run->header,
+				psprintf("the run was written with " UINT64_FORMAT " entries, the metapage says " UINT64_FORMAT,
+						 dir.nentries, run->nentries));
 
 	for (int t = 0; t < snap->nblocks; t++)
 	{
@@ -231,7 +233,7 @@ check_run(HamCheckState *st, const HamSnapshot *snap)
 			CHECK_FOR_INTERRUPTS();
 		}
 		if (count > dir.nentries)
-			corrupt(st, snap->run_header,
+			corrupt(st, run->header,
 					psprintf("table %d has " UINT64_FORMAT " entries, the run was written with " UINT64_FORMAT,
 							 t, count, dir.nentries));
 		if (t == 0)
@@ -240,7 +242,7 @@ check_run(HamCheckState *st, const HamSnapshot *snap)
 			digest0 = digest;
 		}
 		else if ((count != count0 || digest != digest0) && !(snap->flags & HAM_META_RUN_UNEVEN))
-			corrupt(st, snap->run_header,
+			corrupt(st, run->header,
 					psprintf("table %d does not hold the entries of table 0 (" UINT64_FORMAT " and " UINT64_FORMAT " entries)",
 							 t, count, count0));
 	}
@@ -331,7 +333,15 @@ check_structure(HamCheckState *st, HamSnapshot *snap)
 	if (snap->nblocks < HAM_MIN_TABLES || snap->nblocks > HAM_MAX_TABLES)
 		corrupt(st, HAM_METAPAGE_BLKNO,
 				psprintf("the metapage says %d tables per run", snap->nblocks));
-	check_run(st, snap);
+	for (int r = 0; r < snap->nruns; r++)
+	{
+		for (int q = 0; q < r; q++)
+			if (snap->runs[q].epoch == snap->runs[r].epoch ||
+				snap->runs[q].header == snap->runs[r].header)
+				corrupt(st, HAM_METAPAGE_BLKNO,
+						psprintf("runs %d and %d share an epoch or a header", q, r));
+		check_run(st, snap, &snap->runs[r]);
+	}
 	check_list(st, &snap->sealed, false);
 	check_list(st, &snap->pending, false);
 	check_list(st, &snap->nulls, true);
@@ -344,8 +354,13 @@ index_moved(Relation index, const HamSnapshot *before)
 	HamSnapshot now;
 
 	ham_read_snapshot(index, &now);
-	return now.run_header != before->run_header || now.run_epoch != before->run_epoch ||
-		now.merges != before->merges || now.list_cleanups != before->list_cleanups ||
+	if (now.nruns != before->nruns)
+		return true;
+	for (int r = 0; r < now.nruns; r++)
+		if (now.runs[r].header != before->runs[r].header ||
+			now.runs[r].epoch != before->runs[r].epoch)
+			return true;
+	return now.merges != before->merges || now.compactions != before->compactions || now.list_cleanups != before->list_cleanups ||
 		now.pending.epoch != before->pending.epoch || now.sealed.epoch != before->sealed.epoch ||
 		now.sealed.head != before->sealed.head || now.nulls.epoch != before->nulls.epoch;
 }
@@ -476,9 +491,9 @@ hamming_check(PG_FUNCTION_ARGS)
 		check_structure_on_standby(&st, &snap);
 	else
 	{
-		ham_merge_lock(st.index);
+		ham_maintenance_lock(st.index);
 		check_structure(&st, &snap);
-		ham_merge_unlock(st.index);
+		ham_maintenance_unlock(st.index);
 	}
 
 	if (heapallindexed)

@@ -1,31 +1,45 @@
 /*-------------------------------------------------------------------------
  *
  * ham_merge.c
- *		Merging the pending list into the run, and recycling the pages
- *		merges retire.
+ *		Flushing the pending list into a new run, compacting runs, and
+ *		recycling the pages both retire.
  *
- * A merge holds the index's merge lock (ham_merge_lock), which VACUUM,
- * the build and the check also take, so merges, VACUUM and recycling never
- * overlap.  It
+ * The index is log-structured: inserts append to the pending list; a
+ * *flush* turns the list into a new small run; a *compaction* merges the
+ * newest runs into one, by the tiered policy of nd_lsm.h, so that an entry
+ * is rewritten about once per tier (log_fanout of the index over the flush
+ * size) and the index holds a few runs per tier.  No merge is triggered in
+ * proportion to the whole index; the list a scan reads whole stays at
+ * most a flush's worth (the pending_limit), or twice that under the brake.
+ *
+ * A flush holds the merge lock (ham_merge_lock).  It
  *
  *	1. seals the pending list: under the metapage's exclusive lock the list
  *	   becomes `sealed` and a new, empty pending list starts.  Inserters
  *	   append under the metapage's share lock, so none is still writing to
  *	   a sealed page once the seal is done;
- *	2. writes a new run of the old run's entries and the sealed list's
- *	   (ham_run.c), while scans and inserts go on: only the list's entries
- *	   are sorted, each table of the old run is read in order and merged
- *	   with them;
- *	3. points the metapage at the new run, empties `sealed`, and stamps the
- *	   next transaction id as `retired_xid`.
+ *	2. sorts the sealed list's entries into a new run (ham_run.c), while
+ *	   scans and inserts go on;
+ *	3. appends the run to the metapage's runs, empties `sealed`, and stamps
+ *	   the next transaction id as `retired_xid`.
+ *
+ * A compaction holds the compaction lock alone, so that flushes go on
+ * while it rewrites runs -- a compaction that reaches the oldest run
+ * rewrites the whole index.  It reads the runs it merges (a suffix of the
+ * list: the newest), each table in its own order, writes the merged run,
+ * and in the metapage replaces them by it; runs flushed meanwhile stay
+ * after it.  VACUUM, the build and the integrity check take both locks
+ * (ham_maintenance_lock), the merge lock first: a compaction waits for no
+ * lock while holding its own, so the order is never reversed.
  *
  * Scans read the metapage once and then the pages it names, so after step
- * 3 a scan may still be reading the old run.  Its pages are recycled (put
- * in the free space map) only when retired_xid is older than every
- * snapshot -- the nbtree rule for deleted pages.  Should the merge fail
- * between 1 and 3, the sealed list stays in the metapage (scans read it,
- * the next merge takes it) and the pages written so far belong to no run
- * or list: the next recycling frees them.
+ * 3 a scan may still be reading retired pages.  They are recycled (put in
+ * the free space map) only when retired_xid is older than every snapshot --
+ * the nbtree rule for deleted pages -- and only by a session that holds
+ * both locks, when no flush or compaction is writing pages that belong to
+ * nothing yet.  Should a merge fail before its swap, the lists and runs
+ * stay as they were (the sealed list is taken by the next flush) and the
+ * pages written so far are recycled later.
  *
  *-------------------------------------------------------------------------
  */
@@ -45,21 +59,23 @@
 #include "utils/rel.h"
 
 #include "hamming.h"
+#include "nd_lsm.h"
 
 /*
- * The pending entries at which an insert merges the list: the
- * pending_limit, and -- so that a merge, which rewrites the whole run, costs
- * each entry a bounded number of rewrites -- at least a sixteenth of the run.
+ * The pending entries at which an insert flushes the list: the
+ * pending_limit, whatever the size of the index -- the list is what every
+ * scan reads whole.  It is also the unit of the compaction tiers.
  */
 uint64
 ham_merge_threshold(Relation index, const HamSnapshot *snap)
 {
-	return Max((uint64) ham_pending_limit_entries(index), (snap->run_entries + 15) / 16);
+	return Max((uint64) ham_pending_limit_entries(index), 1);
 }
 
 /*
- * Should the pending list be merged?  When the lists hold the threshold
- * above; VACUUM merges any list that holds a sixteenth of the run.
+ * Should the pending list be flushed?  When it holds the threshold above;
+ * VACUUM also flushes a shorter list that holds a sixteenth of the runs
+ * (a small index has its list folded in at every VACUUM).
  */
 bool
 ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming)
@@ -68,9 +84,39 @@ ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming)
 
 	if (pending == 0)
 		return false;
-	if (pending * 16 < snap->run_entries)
-		return false;
-	return vacuuming || pending >= ham_merge_threshold(index, snap);
+	if (pending >= ham_merge_threshold(index, snap))
+		return true;
+	return vacuuming && pending * 16 >= snap->run_entries;
+}
+
+/*
+ * Runs a compaction takes with the pending list's entries `incoming` (0:
+ * the newest run stands for them), from the tiered policy; at most
+ * HAM_COMPACT_MAX_RUNS runs are left, so that flushes have room to append
+ * while a compaction runs.
+ */
+#define HAM_LSM_FANOUT			4
+#define HAM_COMPACT_MAX_RUNS	(HAM_MAX_RUNS / 2)
+
+static int
+ham_compact_pick(Relation index, const HamSnapshot *snap)
+{
+	uint64		sizes[HAM_MAX_RUNS];
+	int			n = snap->nruns;
+
+	if (n < 2)
+		return 0;
+	for (int i = 0; i < n; i++)
+		sizes[i] = snap->runs[i].nentries;
+	/* the newest run as the incoming one: it and the k before it merge */
+	return nd_lsm_pick(sizes, n - 1, sizes[n - 1], ham_merge_threshold(index, snap),
+					   HAM_LSM_FANOUT, HAM_COMPACT_MAX_RUNS);
+}
+
+bool
+ham_compact_wanted(Relation index, const HamSnapshot *snap)
+{
+	return ham_compact_pick(index, snap) > 0;
 }
 
 /*
@@ -139,6 +185,41 @@ ham_merge_running(Relation index)
 }
 
 /*
+ * The compaction lock: held by a compaction, and with the merge lock by
+ * VACUUM, the build and the check (ham_maintenance_lock), which take the
+ * merge lock first.  A session that holds it only ever tries the merge
+ * lock without waiting.
+ */
+#define HAM_COMPACT_LOCK_SUBID	0x4e46	/* "NF" */
+
+bool
+ham_compact_trylock(Relation index)
+{
+	return trylock_index_object(index, HAM_COMPACT_LOCK_SUBID);
+}
+
+void
+ham_compact_unlock(Relation index)
+{
+	unlock_index_object(index, HAM_COMPACT_LOCK_SUBID);
+}
+
+/* Both locks: no flush, no compaction, no other maintenance meanwhile. */
+void
+ham_maintenance_lock(Relation index)
+{
+	lock_index_object(index, HAM_MERGE_LOCK_SUBID);
+	lock_index_object(index, HAM_COMPACT_LOCK_SUBID);
+}
+
+void
+ham_maintenance_unlock(Relation index)
+{
+	unlock_index_object(index, HAM_COMPACT_LOCK_SUBID);
+	unlock_index_object(index, HAM_MERGE_LOCK_SUBID);
+}
+
+/*
  * Set and clear metapage flags, WAL-logged; bump_cleanups also invalidates
  * every backend's cached lists (ham_cache.c).  The caller holds the merge
  * lock.
@@ -204,76 +285,82 @@ ham_merge_list_page(Page page, void *arg)
 	ham_merge_check_yield(feed->index);
 }
 
-/*
- * Write the new run from the sealed list and the old run.  Normally each
- * table of the old run is read in its own order and merged with the sorted
- * list; when the old run's tables are uneven (a VACUUM pass over them was
- * cancelled: HAM_META_RUN_UNEVEN, or tables found to differ, as in an
- * index that 0.2 vacuumed so), the new run is written from table 0 alone,
- * which holds every live entry.  Returns the header (InvalidBlockNumber:
- * no entries).
- */
-static BlockNumber
-ham_merge_write(Relation index, int nblocks, uint32 epoch, const HamList *sealed,
-				BlockNumber old_header, uint32 old_epoch, bool uneven, uint64 *nentries,
-				int64 *merged)
+/* Add every entry of a run's table 0 to the writer, as new entries. */
+static void
+ham_merge_add_table0(Relation index, HamRunWriter *writer, HamRunDir *run)
 {
-	HamMergeFeed feed;
-	HamRunDir	old;
-	BlockNumber header;
-	bool		found_uneven = false;
-
-	feed.index = index;
-	for (int attempt = 0; attempt < 2; attempt++)
+	ham_run_dir_load_table(index, run, 0);
+	for (uint32 p = 0; p < run->ndata[0]; p++)
 	{
-		feed.writer = ham_run_writer_begin(index, nblocks, epoch, maintenance_work_mem);
-		feed.added = 0;
-		ham_list_walk(index, sealed, ham_merge_list_page, &feed);
-		*merged = feed.added;
-		if (old_header == InvalidBlockNumber)
-			return ham_run_writer_finish(feed.writer, NULL, nentries, NULL);
+		Buffer		buf = ham_read_run_page(index, run, 0, p);
+		Page		page = BufferGetPage(buf);
+		int			n = HamPageGetOpaque(page)->nentries;
 
-		ham_run_dir_open(index, old_header, old_epoch, &old);
-		if (!uneven)
-		{
-			header = ham_run_writer_finish(feed.writer, &old, nentries, &found_uneven);
-			if (!found_uneven)
-				return header;
-			/* the pages written so far are garbage, recycled later */
-			ereport(LOG,
-					(errmsg("hamming index \"%s\": the tables of its run hold different entries; writing the new run from table 0",
-							RelationGetRelationName(index))));
-			uneven = true;
-			continue;
-		}
-
-		/* table 0, unrotated, as new entries */
-		ham_run_dir_load_table(index, &old, 0);
-		for (uint32 p = 0; p < old.ndata[0]; p++)
-		{
-			Buffer		buf = ham_read_run_page(index, &old, 0, p);
-			Page		page = BufferGetPage(buf);
-			int			n = HamPageGetOpaque(page)->nentries;
-
-			for (int i = 0; i < n; i++)
-				ham_run_writer_add(feed.writer, nd_unpermute(&old.layout, 0, HamPageCodes(page)[i]),
-								   &HamPageTids(page)[i]);
-			UnlockReleaseBuffer(buf);
-			ham_merge_check_yield(index);
-			CHECK_FOR_INTERRUPTS();
-		}
-		return ham_run_writer_finish(feed.writer, NULL, nentries, NULL);
+		for (int i = 0; i < n; i++)
+			ham_run_writer_add(writer, nd_unpermute(&run->layout, 0, HamPageCodes(page)[i]),
+							   &HamPageTids(page)[i]);
+		UnlockReleaseBuffer(buf);
+		ham_merge_check_yield(index);
+		CHECK_FOR_INTERRUPTS();
 	}
-	pg_unreachable();
-	return InvalidBlockNumber;
 }
 
 /*
- * Merge the pending list into the run.  With `wait` false, returns false at
- * once if another merge, VACUUM or check holds the merge lock.  by_insert:
- * an inserting session merges (counted apart).  *merged: the entries the
- * merge took from the sealed list (not the change in the run's size, which
- * VACUUM's removals since the last merge would make smaller).
+ * Write a new run from the sealed list (NULL: none) and the runs
+ * runs[0..nold).  Normally each table of the old runs is read in its own
+ * order and merged with the sorted list; when their tables are uneven (a
+ * VACUUM pass over them was cancelled: HAM_META_RUN_UNEVEN, or tables
+ * found to differ, as in an index that 0.2 vacuumed so), the new run is
+ * written from their tables 0 alone, each of which holds every live entry
+ * of its run.  Returns the header (InvalidBlockNumber: no entries).
+ */
+static BlockNumber
+ham_merge_write(Relation index, int nblocks, uint32 epoch, const HamList *sealed,
+				const HamRunRef *runs, int nold, bool uneven, uint64 *nentries,
+				int64 *merged)
+{
+	HamMergeFeed feed;
+	HamRunDir **old = palloc(sizeof(HamRunDir *) * Max(nold, 1));
+	BlockNumber header;
+	bool		found_uneven = false;
+
+	for (int r = 0; r < nold; r++)
+	{
+		old[r] = palloc0(sizeof(HamRunDir));
+		ham_run_dir_open(index, runs[r].header, runs[r].epoch, old[r]);
+	}
+	feed.index = index;
+	feed.writer = ham_run_writer_begin(index, nblocks, epoch, maintenance_work_mem);
+	feed.added = 0;
+	if (sealed)
+		ham_list_walk(index, sealed, ham_merge_list_page, &feed);
+	*merged = feed.added;
+	if (!uneven)
+	{
+		header = ham_run_writer_finish(feed.writer, old, nold, nentries,
+									   nold > 0 ? &found_uneven : NULL);
+		if (!found_uneven)
+			return header;
+		/* the pages written so far are garbage, recycled later */
+		ereport(LOG,
+				(errmsg("hamming index \"%s\": the tables of its runs hold different entries; writing the new run from tables 0",
+						RelationGetRelationName(index))));
+		feed.writer = ham_run_writer_begin(index, nblocks, epoch, maintenance_work_mem);
+		if (sealed)
+			ham_list_walk(index, sealed, ham_merge_list_page, &feed);
+	}
+	for (int r = 0; r < nold; r++)
+		ham_merge_add_table0(index, feed.writer, old[r]);
+	return ham_run_writer_finish(feed.writer, NULL, 0, nentries, NULL);
+}
+
+/*
+ * Flush the pending list into a run, then compact the runs as the policy
+ * wants.  With `wait` false, returns false at once if another flush,
+ * VACUUM or check holds the merge lock, and compacts only if no compaction
+ * is under way.  by_insert: an inserting session flushes (counted apart).
+ * *merged: the entries the flush took from the sealed list.  Returns
+ * whether it flushed.
  */
 bool
 ham_merge(Relation index, bool wait, bool by_insert, int64 *merged)
@@ -287,13 +374,14 @@ ham_merge(Relation index, bool wait, bool by_insert, int64 *merged)
 		return false;
 	done = ham_merge_locked(index, by_insert, merged);
 	ham_merge_unlock(index);
+	ham_compact(index, wait);
 	return done;
 }
 
-static bool ham_merge_locked_work(Relation index, bool by_insert, int64 *merged);
+static bool ham_flush(Relation index, bool by_insert, int64 *merged);
 
 /*
- * ham_merge, for a caller that holds the merge lock.  An index that is not
+ * Flush, for a caller that holds the merge lock.  An index that is not
  * ready (CREATE INDEX CONCURRENTLY has not finished building it) is left
  * alone: its pages are the build's.
  */
@@ -306,34 +394,67 @@ ham_merge_locked(Relation index, bool by_insert, int64 *merged)
 	if (!index->rd_index->indisready)
 		return false;
 	lock_index_object(index, HAM_MERGING_LOCK_SUBID);
-	done = ham_merge_locked_work(index, by_insert, merged);
+	done = ham_flush(index, by_insert, merged);
 	unlock_index_object(index, HAM_MERGING_LOCK_SUBID);
 	return done;
 }
 
+/* Recycle, if no compaction is writing pages (the caller holds the merge lock) */
+static void
+ham_recycle_if_free(Relation index)
+{
+	if (!ham_compact_trylock(index))
+		return;
+	ham_recycle(index);
+	ham_compact_unlock(index);
+}
+
 static bool
-ham_merge_locked_work(Relation index, bool by_insert, int64 *merged)
+ham_flush(Relation index, bool by_insert, int64 *merged)
 {
 	MemoryContext merge_ctx,
 				old_ctx;
 	Buffer		metabuf;
 	GenericXLogState *state;
 	HamMetaPageData *meta;
-	BlockNumber old_header;
-	uint32		old_epoch,
-				new_epoch;
+	HamRunRef	runs[HAM_MAX_RUNS];
+	int			nruns;
+	int			ntake = 0;
+	bool		compact_locked = false;
+	uint32		new_epoch;
 	int			nblocks;
 	bool		uneven;
 	HamList		sealed;
 	BlockNumber header;
 	uint64		nentries;
 
-	/* what the merge reads and sorts is freed when it ends */
+	/* what the flush reads and sorts is freed when it ends */
 	merge_ctx = AllocSetContextCreate(CurrentMemoryContext, "hamming merge",
 									  ALLOCSET_DEFAULT_SIZES);
 	old_ctx = MemoryContextSwitchTo(merge_ctx);
 
-	ham_recycle(index);
+	ham_recycle_if_free(index);
+
+	/*
+	 * With every run slot taken (compactions fell far behind), the flush
+	 * merges the list into the newest run -- if no compaction is using it.
+	 */
+	{
+		HamSnapshot snap;
+
+		ham_read_snapshot(index, &snap);
+		if (snap.nruns >= HAM_MAX_RUNS)
+		{
+			if (!ham_compact_trylock(index))
+			{
+				MemoryContextSwitchTo(old_ctx);
+				MemoryContextDelete(merge_ctx);
+				return false;
+			}
+			compact_locked = true;
+			ntake = 1;
+		}
+	}
 
 	/* 1. seal */
 	metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
@@ -346,8 +467,8 @@ ham_merge_locked_work(Relation index, bool by_insert, int64 *merged)
 		ham_empty_list(&meta->pending, meta->next_epoch++);
 	}
 	sealed = meta->sealed;
-	old_header = meta->run_header;
-	old_epoch = meta->run_epoch;
+	nruns = ham_meta_get_runs(index, meta, runs);
+	ntake = Min(ntake, nruns);
 	nblocks = meta->nblocks;
 	uneven = (meta->flags & HAM_META_RUN_UNEVEN) != 0;
 	new_epoch = meta->next_epoch++;
@@ -359,35 +480,173 @@ ham_merge_locked_work(Relation index, bool by_insert, int64 *merged)
 
 	if (sealed.head == InvalidBlockNumber)
 	{
+		if (compact_locked)
+			ham_compact_unlock(index);
 		MemoryContextSwitchTo(old_ctx);
 		MemoryContextDelete(merge_ctx);
 		return false;
 	}
 
 	/* 2. the new run */
-	header = ham_merge_write(index, nblocks, new_epoch, &sealed, old_header, old_epoch,
+	header = ham_merge_write(index, nblocks, new_epoch, &sealed, runs + nruns - ntake, ntake,
 							 uneven, &nentries, merged);
 
-	/* 3. swap */
+	/* 3. swap: the runs are as read above (only compactions remove any) */
 	metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	state = GenericXLogStart(index);
 	meta = HamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	meta->run_header = header;
-	meta->run_epoch = new_epoch;
-	meta->run_entries = nentries;
+	nruns = ham_meta_get_runs(index, meta, runs) - ntake;
+	if (header != InvalidBlockNumber)
+	{
+		runs[nruns].header = header;
+		runs[nruns].epoch = new_epoch;
+		runs[nruns].nentries = nentries;
+		nruns++;
+	}
+	ham_meta_set_runs(meta, runs, nruns);
 	ham_empty_list(&meta->sealed, 0);
 	meta->retired_xid = ReadNextFullTransactionId();
-	meta->flags &= ~HAM_META_RUN_UNEVEN;
 	meta->merges++;
 	if (by_insert)
 		meta->insert_merges++;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 
+	if (compact_locked)
+		ham_compact_unlock(index);
 	MemoryContextSwitchTo(old_ctx);
 	MemoryContextDelete(merge_ctx);
 	return true;
+}
+
+/*
+ * One compaction step, for a caller that holds the compaction lock: merge
+ * the runs the policy picks into one.  Returns whether it merged any.
+ */
+static bool
+ham_compact_step(Relation index)
+{
+	HamSnapshot snap;
+	Buffer		metabuf;
+	GenericXLogState *state;
+	HamMetaPageData *meta;
+	HamRunRef	runs[HAM_MAX_RUNS];
+	int			nruns,
+				take,
+				first;
+	uint32		new_epoch;
+	bool		uneven;
+	BlockNumber header;
+	uint64		nentries;
+	int64		merged;
+
+	ham_read_snapshot(index, &snap);
+	take = ham_compact_pick(index, &snap) + 1;
+	if (take < 2)
+		return false;
+	first = snap.nruns - take;
+
+	metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	meta = HamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	uneven = (meta->flags & HAM_META_RUN_UNEVEN) != 0;
+	new_epoch = meta->next_epoch++;
+	meta->flags |= HAM_META_GARBAGE;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+
+	header = ham_merge_write(index, snap.nblocks, new_epoch, NULL, snap.runs + first, take,
+							 uneven, &nentries, &merged);
+
+	/*
+	 * Swap: the runs taken are where they were (flushes only append, and
+	 * nothing else removes runs); runs flushed meanwhile stay after the new
+	 * one, which holds older entries than theirs.
+	 */
+	metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	meta = HamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	nruns = ham_meta_get_runs(index, meta, runs);
+	for (int i = 0; i < take; i++)
+		if (first + i >= nruns || runs[first + i].epoch != snap.runs[first + i].epoch)
+		{
+			GenericXLogAbort(state);
+			UnlockReleaseBuffer(metabuf);
+			elog(ERROR, "runs of hamming index \"%s\" changed under a compaction",
+				 RelationGetRelationName(index));
+		}
+	if (header != InvalidBlockNumber)
+	{
+		runs[first].header = header;
+		runs[first].epoch = new_epoch;
+		runs[first].nentries = nentries;
+		memmove(&runs[first + 1], &runs[first + take], sizeof(HamRunRef) * (nruns - first - take));
+		nruns -= take - 1;
+	}
+	else
+	{
+		memmove(&runs[first], &runs[first + take], sizeof(HamRunRef) * (nruns - first - take));
+		nruns -= take;
+	}
+	ham_meta_set_runs(meta, runs, nruns);
+	/*
+	 * Every run VACUUM may have left uneven was rewritten (runs flushed
+	 * since came from lists): the tables are even again.
+	 */
+	if (first == 0)
+		meta->flags &= ~HAM_META_RUN_UNEVEN;
+	meta->retired_xid = ReadNextFullTransactionId();
+	meta->compactions++;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+	return true;
+}
+
+/*
+ * Compact the runs until the policy is content.  With `wait` false, does
+ * nothing if a compaction or maintenance holds the compaction lock.
+ * Returns the number of compaction steps done.
+ */
+int
+ham_compact(Relation index, bool wait)
+{
+	MemoryContext ctx,
+				old_ctx;
+	int			steps = 0;
+
+	if (!index->rd_index->indisready)
+		return 0;
+	if (!wait && !ham_compact_trylock(index))
+		return 0;
+	if (wait)
+		lock_index_object(index, HAM_COMPACT_LOCK_SUBID);
+	ctx = AllocSetContextCreate(CurrentMemoryContext, "hamming compaction",
+								ALLOCSET_DEFAULT_SIZES);
+	old_ctx = MemoryContextSwitchTo(ctx);
+	for (;;)
+	{
+		bool		merged;
+
+		MemoryContextReset(ctx);
+		merged = ham_compact_step(index);
+		if (!merged)
+			break;
+		steps++;
+		CHECK_FOR_INTERRUPTS();
+	}
+	/* recycle what the steps retired, unless a flush is writing pages */
+	if (steps > 0 && ham_merge_trylock(index))
+	{
+		ham_recycle(index);
+		ham_merge_unlock(index);
+	}
+	MemoryContextSwitchTo(old_ctx);
+	MemoryContextDelete(ctx);
+	ham_compact_unlock(index);
+	return steps;
 }
 
 /*

@@ -357,20 +357,21 @@ ham_run_writer_abandon(HamRunWriter *w)
 }
 
 /*
- * Write the run: the entries added (the index build), merged table by
- * table with the entries of the run `old` (a merge; NULL: none), which is
- * only read -- so a merge sorts only what it adds.  Returns the header
- * page, InvalidBlockNumber for a run of no entries (then nothing is
- * written).
+ * Write the run: the entries added (the index build, a flush of the
+ * pending list), merged table by table with the entries of the runs
+ * old[0..nold) (a compaction), which are only read -- so a merge sorts
+ * only what it adds.  Returns the header page, InvalidBlockNumber for a run
+ * of no entries (then nothing is written).
  *
- * A table of `old` that holds other entries than its table 0 (a VACUUM
- * pass over it was cancelled) would give tables of different contents:
- * with `uneven` given, the writer then stops, sets *uneven and returns
- * InvalidBlockNumber (the pages it wrote belong to nothing, and are
+ * A table of an old run that holds other entries than its table 0 (a
+ * VACUUM pass over it was cancelled) would give tables of different
+ * contents: with `uneven` given, the writer then stops, sets *uneven and
+ * returns InvalidBlockNumber (the pages it wrote belong to nothing, and are
  * recycled); without, that is an error.
  */
 BlockNumber
-ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries, bool *uneven)
+ham_run_writer_finish(HamRunWriter *w, HamRunDir **old, int nold, uint64 *nentries,
+					  bool *uneven)
 {
 	int			nblocks = w->layout.nblocks;
 	Page		image = palloc(BLCKSZ);
@@ -381,14 +382,22 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries, bool *u
 	uint32		dirpages_cap,
 				ndirpages = 0;
 	uint32		table_dirs[HAM_MAX_TABLES];	/* the first of each table's */
-	uint64		upper = w->nentries + (old ? old->nentries : 0);
+	uint64		upper = w->nentries;
 	uint64		written = 0;
+	HamRunCursor *cur = palloc0(sizeof(HamRunCursor) * Max(nold, 1));
+	bool	   *have_old = palloc0(sizeof(bool) * Max(nold, 1));
+	uint64	   *oldkey = palloc0(sizeof(uint64) * Max(nold, 1));
+	ItemPointerData *oldtid = palloc0(sizeof(ItemPointerData) * Max(nold, 1));
 
-	if (old && (int) old->header->nblocks != nblocks)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has a run of %u tables, its metapage says %d",
-						RelationGetRelationName(w->index), old->header->nblocks, nblocks)));
+	for (int r = 0; r < nold; r++)
+	{
+		if ((int) old[r]->header->nblocks != nblocks)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" has a run of %u tables, its metapage says %d",
+							RelationGetRelationName(w->index), old[r]->header->nblocks, nblocks)));
+		upper += old[r]->nentries;
+	}
 	*nentries = 0;
 	if (uneven)
 		*uneven = false;
@@ -425,34 +434,40 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries, bool *u
 		uint64		count = 0;
 		uint64	   *codes = HamPageCodes(image);
 		ItemPointerData *tids = HamPageTids(image);
-		HamRunCursor *cur = palloc0(sizeof(HamRunCursor));
-		uint64		newkey = 0,
-					oldkey = 0;
-		ItemPointerData newtid,
-					oldtid;
-		bool		have_new,
-					have_old;
+		uint64		newkey = 0;
+		ItemPointerData newtid;
+		bool		have_new;
+		int			nlive = 0;	/* old runs not yet read to their end */
 
 		if (!w->spilled)
 			sort_table(w, t);
-		if (old)
+		for (int r = 0; r < nold; r++)
 		{
-			ham_run_dir_load_table(w->index, old, t);
-			cur->index = w->index;
-			cur->dir = old;
-			cur->table = t;
+			ham_run_dir_load_table(w->index, old[r], t);
+			memset(&cur[r], 0, offsetof(HamRunCursor, codes));
+			cur[r].index = w->index;
+			cur[r].dir = old[r];
+			cur[r].table = t;
+			have_old[r] = cursor_next(&cur[r], &oldkey[r], &oldtid[r]);
+			nlive += have_old[r] ? 1 : 0;
 		}
 		have_new = sorted_next(w, t, &newkey, &newtid);
-		have_old = cursor_next(cur, &oldkey, &oldtid);
 
 		ham_init_page(image, HAM_KIND_RUN_DATA, w->epoch, t);
-		while (have_new || have_old)
+		while (have_new || nlive > 0)
 		{
-			if (have_old && (!have_new || oldkey <= newkey))
+			int			from = -1;	/* the old run with the least key */
+
+			/* few runs take part: a linear minimum beats a heap */
+			for (int r = 0; r < nold; r++)
+				if (have_old[r] && (from < 0 || oldkey[r] < oldkey[from]))
+					from = r;
+			if (from >= 0 && (!have_new || oldkey[from] <= newkey))
 			{
-				codes[n] = oldkey;
-				tids[n] = oldtid;
-				have_old = cursor_next(cur, &oldkey, &oldtid);
+				codes[n] = oldkey[from];
+				tids[n] = oldtid[from];
+				have_old[from] = cursor_next(&cur[from], &oldkey[from], &oldtid[from]);
+				nlive -= have_old[from] ? 0 : 1;
 			}
 			else
 			{
@@ -461,7 +476,7 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries, bool *u
 				have_new = sorted_next(w, t, &newkey, &newtid);
 			}
 			n++;
-			if (n == HAM_PAGE_CAPACITY || (!have_new && !have_old))
+			if (n == HAM_PAGE_CAPACITY || (!have_new && nlive == 0))
 			{
 				if (npages > upper / HAM_PAGE_CAPACITY)
 					elog(ERROR, "run of index \"%s\" has more entries than it was given",
@@ -481,7 +496,6 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries, bool *u
 			}
 		}
 		end_table(w, t);
-		pfree(cur);
 
 		if (t == 0)
 			*nentries = count;

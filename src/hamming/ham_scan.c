@@ -81,13 +81,37 @@ typedef struct HamLevel
 	int64		cap;
 } HamLevel;
 
+/* The search of one run */
+typedef struct HamScanRun
+{
+	HamDirRef  *dirref;			/* its directory (ham_cache.c) */
+	HamRunDir  *dir;
+	nd_mih_query mq;
+	uint64		qperm[HAM_MAX_TABLES];
+	int			complete;		/* every entry of the run within this
+								 * distance is in `levels` */
+	int			next_step;
+	bool		flat;
+	/* step next_step under way (ham_run_step), paused to hand out rows */
+	bool		step_active;
+	uint32	   *step_values;
+	uint64		step_nvalues;
+	uint64		step_k;			/* the block value being probed */
+	bool		step_in_value;	/* its pages are [step_p, step_pend) */
+	uint32		step_p;
+	uint32		step_pend;
+	double		mih_spent;
+	int			mih_bound;		/* steps keep entries up to this distance */
+	double		flat_cost;
+	int64		flat_want;		/* entries the next flat pass keeps */
+	HamLevel	levels[HAM_NLEVELS];
+} HamScanRun;
+
 typedef struct HamScanOpaqueData
 {
 	MemoryContext scan_ctx;		/* reset by each rescan */
 	Buffer		interlock;		/* the metapage, pinned while the scan holds
 								 * entries VACUUM must not free (ham_vacuum.c) */
-	HamDirRef  *dirref;			/* the run's directory (ham_cache.c) */
-	HamRunDir  *dir;
 
 	/* the query */
 	bool		none;			/* no row can match */
@@ -105,34 +129,18 @@ typedef struct HamScanOpaqueData
 	/* the search */
 	bool		started;
 	HamSnapshot snap;
-	bool		has_run;
-	nd_mih_query mq;
-	uint64		qperm[HAM_MAX_TABLES];
-	int			complete;
-	int			next_step;
-	bool		flat;
-	/* step next_step under way (ham_run_step), paused to hand out rows */
-	bool		step_active;
-	uint32	   *step_values;
-	uint64		step_nvalues;
-	uint64		step_k;			/* the block value being probed */
-	bool		step_in_value;	/* its pages are [step_p, step_pend) */
-	uint32		step_p;
-	uint32		step_pend;
-	double		mih_spent;
-	int			mih_bound;		/* steps keep entries up to this distance */
-	double		flat_cost;
-	int64		flat_want;		/* entries the next flat pass keeps */
-	HamLevel	run[HAM_NLEVELS];
-	HamLevel	list[HAM_NLEVELS];
+	int			nruns;
+	HamScanRun *runs;			/* in scan_ctx; the directories are held */
+	int			complete;		/* the least of the runs' */
+	HamLevel	list[HAM_NLEVELS];	/* the pending and sealed lists' */
 	TIDBitmap  *tbm;			/* bitmap scans: found entries go here */
 	int64		ntids;
 	int64		returned;		/* rows emitted so far */
 
-	/* emitting */
+	/* emitting: level emit_level of source emit_src (a run, or the lists) */
 	int			emit_level;
+	int			emit_src;
 	int64		emit_pos;
-	bool		emit_list;
 	bool		nulls_loaded;
 	HamLevel	nulls;
 } HamScanOpaqueData;
@@ -166,14 +174,24 @@ ham_release_interlock(HamScanOpaque so)
 	so->interlock = InvalidBuffer;
 }
 
+/* Let go of the runs' directories. */
+static void
+ham_release_runs(HamScanOpaque so)
+{
+	for (int r = 0; r < so->nruns; r++)
+		if (so->runs[r].dirref)
+			ham_dir_release(so->runs[r].dirref);
+	so->nruns = 0;
+	so->runs = NULL;
+}
+
 void
 ham_endscan(IndexScanDesc scan)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 
 	ham_release_interlock(so);
-	if (so->dirref)
-		ham_dir_release(so->dirref);
+	ham_release_runs(so);
 	MemoryContextDelete(so->scan_ctx);
 	pfree(so);
 }
@@ -216,8 +234,8 @@ ham_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
 
 	ham_release_interlock(so);
+	ham_release_runs(so);
 	MemoryContextReset(so->scan_ctx);
-	memset(so->run, 0, sizeof(so->run));
 	memset(so->list, 0, sizeof(so->list));
 	memset(&so->nulls, 0, sizeof(so->nulls));
 	so->started = false;
@@ -421,18 +439,27 @@ ham_scan_lists(IndexScanDesc scan)
 		ham_list_walk(index, &so->snap.sealed, ham_scan_list_page, so);
 }
 
-/* Cost of MIH step t, in probes (HAM_COST_*). */
+/* Cost of MIH step t on a run, in probes (HAM_COST_*). */
 static double
-ham_step_cost(HamScanOpaque so, int step)
+ham_step_cost(HamScanRun *run, int step)
 {
-	const nd_layout *l = &so->dir->layout;
+	const nd_layout *l = &run->dir->layout;
 	double		values = (double) nd_mih_step_size(l, step);
-	double		bucket = (double) so->dir->nentries / ldexp(1.0, l->width[nd_mih_step_table(l, step)]);
+	double		bucket = (double) run->dir->nentries / ldexp(1.0, l->width[nd_mih_step_table(l, step)]);
 
 	return values * (1.0 + bucket / HAM_PAGE_CAPACITY + bucket * HAM_COST_ENTRY);
 }
 
-/* Read the metapage, the lists, the run's header: the start of a search. */
+/* The distance every run's search has completed. */
+static void
+ham_update_complete(HamScanOpaque so)
+{
+	so->complete = so->max_radius;
+	for (int r = 0; r < so->nruns; r++)
+		so->complete = Min(so->complete, so->runs[r].complete);
+}
+
+/* Read the metapage, the lists, the runs' headers: the start of a search. */
 static void
 ham_scan_start(IndexScanDesc scan)
 {
@@ -440,17 +467,10 @@ ham_scan_start(IndexScanDesc scan)
 	Relation	index = scan->indexRelation;
 
 	so->started = true;
-	so->complete = -1;
-	so->next_step = 0;
-	so->flat = false;
-	so->step_active = false;
-	so->mih_spent = 0;
-	so->mih_bound = so->max_radius;
 	so->returned = 0;
-	so->flat_want = HAM_FLAT_FIRST_WANT;
 	so->emit_level = 0;
+	so->emit_src = 0;
 	so->emit_pos = 0;
-	so->emit_list = false;
 	so->nulls_loaded = false;
 
 	/*
@@ -467,85 +487,80 @@ ham_scan_start(IndexScanDesc scan)
 		so->interlock = ReadBuffer(index, HAM_METAPAGE_BLKNO);
 
 	ham_read_snapshot(index, &so->snap);
-	so->has_run = so->snap.run_header != InvalidBlockNumber;
-	if (so->dirref)
+	ham_release_runs(so);
+	so->runs = MemoryContextAllocZero(so->scan_ctx, sizeof(HamScanRun) * Max(so->snap.nruns, 1));
+	for (int r = 0; r < so->snap.nruns; r++)
 	{
-		ham_dir_release(so->dirref);
-		so->dirref = NULL;
-		so->dir = NULL;
+		HamScanRun *run = &so->runs[r];
+
+		run->dirref = ham_dir_acquire(index, &so->snap, r);
+		so->nruns = r + 1;
+		run->dir = ham_dir_of(run->dirref);
+		nd_mih_query_init(&run->mq, &run->dir->layout, so->center);
+		for (int t = 0; t < run->dir->layout.nblocks; t++)
+			run->qperm[t] = nd_permute(&run->dir->layout, t, so->center);
+		run->flat_cost = (double) run->dir->ndata[0] * HAM_COST_FLAT_PAGE;
+		run->complete = -1;
+		run->mih_bound = so->max_radius;
+		run->flat_want = HAM_FLAT_FIRST_WANT;
 	}
-	if (so->has_run)
-	{
-		so->dirref = ham_dir_acquire(index, &so->snap);
-		so->dir = ham_dir_of(so->dirref);
-		nd_mih_query_init(&so->mq, &so->dir->layout, so->center);
-		for (int t = 0; t < so->dir->layout.nblocks; t++)
-			so->qperm[t] = nd_permute(&so->dir->layout, t, so->center);
-		so->flat_cost = (double) so->dir->ndata[0] * HAM_COST_FLAT_PAGE;
-	}
+	ham_update_complete(so);
 
 	ham_scan_lists(scan);
 }
 
-static void
-ham_load_table(IndexScanDesc scan, int table)
-{
-	HamScanOpaque so = (HamScanOpaque) scan->opaque;
-
-	ham_dir_load_table(scan->indexRelation, so->dirref, table);
-}
-
 /*
- * MIH step t on the run: entries first met at this step.  Returns true
+ * MIH step t on a run: entries first met at this step.  Returns true
  * when the step is done.  A nearest-neighbour scan pauses it (returns
  * false) after a page that added entries at distance t itself: every
- * nearer entry is known by then, so those are the next rows whatever the
- * rest of the step finds, and a group of 200,000 identical codes is not
- * read whole before its first row goes out.  The next call resumes it.
+ * nearer entry is known by then (the caller steps the run that lags), so
+ * those are the next rows whatever the rest of the step finds, and a group
+ * of 200,000 identical codes is not read whole before its first row goes
+ * out.  The next call resumes it.
  */
 static bool
-ham_run_step(IndexScanDesc scan, int step)
+ham_run_step(IndexScanDesc scan, HamScanRun *run, int step)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
-	const nd_layout *l = &so->dir->layout;
+	const nd_layout *l = &run->dir->layout;
 	int			table = nd_mih_step_table(l, step);
 	int			w = l->width[table];
-	uint64		qp = so->qperm[table];
+	uint64		qp = run->qperm[table];
 	uint64		span = ((uint64) 1 << (64 - w)) - 1;
 	bool		may_pause = so->ordered && so->tbm == NULL;
 	Buffer		buf = InvalidBuffer;
 	uint32		cur = 0;
 
-	if (!so->step_active)
+	if (!run->step_active)
 	{
 		uint64		nvalues = nd_mih_step_size(l, step);
 
 		if (nvalues == 0)
 			return true;
-		ham_load_table(scan, table);
-		so->step_values = MemoryContextAllocHuge(so->scan_ctx, sizeof(uint32) * nvalues);
-		so->step_nvalues = nd_mih_step_values(&so->mq, step, so->step_values);
-		so->step_k = 0;
-		so->step_in_value = false;
-		so->step_active = true;
+		ham_dir_load_table(index, run->dirref, table);
+		run->step_values = MemoryContextAllocHuge(so->scan_ctx, sizeof(uint32) * nvalues);
+		run->step_nvalues = nd_mih_step_values(&run->mq, step, run->step_values);
+		run->step_k = 0;
+		run->step_in_value = false;
+		run->step_active = true;
 	}
 
-	for (; so->step_k < so->step_nvalues; so->step_k++)
+	for (; run->step_k < run->step_nvalues; run->step_k++)
 	{
-		uint64		lo = (uint64) so->step_values[so->step_k] << (64 - w);
+		uint64		lo = (uint64) run->step_values[run->step_k] << (64 - w);
 		uint64		hi = lo | span;
 
-		if (!so->step_in_value)
+		if (!run->step_in_value)
 		{
-			ham_run_table_pages(so->dir, table, (uint32) (lo >> 32), (uint32) (hi >> 32),
-								&so->step_p, &so->step_pend);
-			so->step_in_value = true;
+			ham_run_table_pages(run->dir, table, (uint32) (lo >> 32), (uint32) (hi >> 32),
+								&run->step_p, &run->step_pend);
+			run->step_in_value = true;
 		}
-		while (so->step_p < so->step_pend)
+		while (run->step_p < run->step_pend)
 		{
-			uint32		p = so->step_p++;
-			int64		had = so->run[step].n;
+			uint32		p = run->step_p++;
+			int64		had = run->levels[step].n;
 			Page		page;
 			uint64	   *keys;
 			size_t		b,
@@ -555,7 +570,7 @@ ham_run_step(IndexScanDesc scan, int step)
 			{
 				if (buf != InvalidBuffer)
 					UnlockReleaseBuffer(buf);
-				buf = ham_read_run_page(index, so->dir, table, p);
+				buf = ham_read_run_page(index, run->dir, table, p);
 				cur = p;
 			}
 			page = BufferGetPage(buf);
@@ -566,38 +581,38 @@ ham_run_step(IndexScanDesc scan, int step)
 				int			d = pg_popcount64(keys[i] ^ qp);
 				uint64		code;
 
-				if (d > so->mih_bound)
+				if (d > run->mih_bound)
 					continue;
 				code = nd_unpermute(l, table, keys[i]);
-				if (nd_mih_first_step(&so->mq, code) != step || !ham_filters_pass(so, code))
+				if (nd_mih_first_step(&run->mq, code) != step || !ham_filters_pass(so, code))
 					continue;
-				ham_found(so, so->run, d, &HamPageTids(page)[i], code);
+				ham_found(so, run->levels, d, &HamPageTids(page)[i], code);
 			}
-			if (may_pause && so->run[step].n > had)
+			if (may_pause && run->levels[step].n > had)
 			{
 				UnlockReleaseBuffer(buf);
 				return false;
 			}
 		}
-		so->step_in_value = false;
+		run->step_in_value = false;
 	}
 	if (buf != InvalidBuffer)
 		UnlockReleaseBuffer(buf);
-	pfree(so->step_values);
-	so->step_active = false;
+	pfree(run->step_values);
+	run->step_active = false;
 	return true;
 }
 
 /*
- * A flat pass over table 0: the entries at distances lo and up.  It keeps
- * whole distances only, from lo up to the first at which it holds `want`
- * entries (always lo in full), dropping the farthest distance whenever the
- * nearer ones hold enough -- a top-k selection on a 65-value key, so it
- * stores little more than `want` entries.  Returns the last distance it
- * holds in full.
+ * A flat pass over table 0 of a run: the entries at distances lo and up.
+ * It keeps whole distances only, from lo up to the first at which it holds
+ * `want` entries (always lo in full), dropping the farthest distance
+ * whenever the nearer ones hold enough -- a top-k selection on a 65-value
+ * key, so it stores little more than `want` entries.  Returns the last
+ * distance it holds in full.
  */
 static int
-ham_run_flat(IndexScanDesc scan, int lo, int hi, int64 want)
+ham_run_flat(IndexScanDesc scan, HamScanRun *run, int lo, int hi, int64 want)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
@@ -605,10 +620,10 @@ ham_run_flat(IndexScanDesc scan, int lo, int hi, int64 want)
 	uint8		dist[HAM_PAGE_CAPACITY];
 	uint32		idx[HAM_PAGE_CAPACITY];
 
-	ham_load_table(scan, 0);
-	for (uint32 p = 0; p < so->dir->ndata[0]; p++)
+	ham_dir_load_table(index, run->dirref, 0);
+	for (uint32 p = 0; p < run->dir->ndata[0]; p++)
 	{
-		Buffer		buf = ham_read_run_page(index, so->dir, 0, p);
+		Buffer		buf = ham_read_run_page(index, run->dir, 0, p);
 		Page		page;
 		uint64	   *codes;
 		int			n;
@@ -625,14 +640,14 @@ ham_run_flat(IndexScanDesc scan, int lo, int hi, int64 want)
 
 			if (d < lo || d > hi || !ham_filters_pass(so, codes[i]))
 				continue;
-			ham_found(so, so->run, d, &HamPageTids(page)[i], codes[i]);
+			ham_found(so, run->levels, d, &HamPageTids(page)[i], codes[i]);
 			if (so->tbm)
 				continue;
 			stored++;
-			while (hi > lo && stored - so->run[hi].n >= want)
+			while (hi > lo && stored - run->levels[hi].n >= want)
 			{
-				stored -= so->run[hi].n;
-				so->run[hi].n = 0;
+				stored -= run->levels[hi].n;
+				run->levels[hi].n = 0;
 				hi--;
 			}
 		}
@@ -644,8 +659,8 @@ ham_run_flat(IndexScanDesc scan, int lo, int hi, int64 want)
 
 /*
  * The distance within which the scan expects `want` rows: those it has
- * returned, those it holds, and for the rest of the run as many as random
- * codes would put there, P(Binomial(64, 1/2) <= r) of the run.
+ * returned, those it holds, and for the rest of the runs as many as random
+ * codes would put there, P(Binomial(64, 1/2) <= r) of the runs.
  */
 static int
 ham_expected_radius(HamScanOpaque so, int64 want)
@@ -654,46 +669,48 @@ ham_expected_radius(HamScanOpaque so, int64 want)
 
 	for (int r = Max(so->complete + 1, 0); r < so->max_radius; r++)
 	{
-		held += (double) so->run[r].n + (double) so->list[r].n;
-		if (held + (double) so->dir->nentries * nd_binomial_within(r) >= (double) want)
+		double		unseen = 0;
+
+		held += (double) so->list[r].n;
+		for (int k = 0; k < so->nruns; k++)
+		{
+			held += (double) so->runs[k].levels[r].n;
+			unseen += (double) so->runs[k].dir->nentries;
+		}
+		if (held + unseen * nd_binomial_within(r) >= (double) want)
 			return r;
 	}
 	return so->max_radius;
 }
 
-/* Step next_step has ended: its distance is complete. */
+/* Step next_step of a run has ended: its distance is complete. */
 static void
-ham_step_done(HamScanOpaque so)
+ham_step_done(HamScanRun *run)
 {
-	so->mih_spent += ham_step_cost(so, so->next_step);
-	so->complete = so->next_step;
-	so->next_step++;
+	run->mih_spent += ham_step_cost(run, run->next_step);
+	run->complete = run->next_step;
+	run->next_step++;
 }
 
 /*
- * Raise so->complete by at least one distance, or run some of a step that
- * hands out rows at the next distance as it finds them (ham_run_step).
+ * Raise a run's `complete` by at least one distance, or run some of a step
+ * that hands out rows at the next distance as it finds them (ham_run_step).
  */
 static void
-ham_advance(IndexScanDesc scan)
+ham_advance_run(IndexScanDesc scan, HamScanRun *run)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 
-	if (!so->has_run)
+	if (run->step_active)
 	{
-		so->complete = so->max_radius;
+		if (ham_run_step(scan, run, run->next_step))
+			ham_step_done(run);
 		return;
 	}
-	if (so->step_active)
+	if (!run->flat)
 	{
-		if (ham_run_step(scan, so->next_step))
-			ham_step_done(so);
-		return;
-	}
-	if (!so->flat)
-	{
-		int			step = so->next_step;
-		double		cost = ham_step_cost(so, step);
+		int			step = run->next_step;
+		double		cost = ham_step_cost(run, step);
 
 		/*
 		 * Nearest neighbours: when the steps up to the distance at which the
@@ -702,41 +719,57 @@ ham_advance(IndexScanDesc scan)
 		 * steps at block distances 0 and 1 always run: they are cheap, and
 		 * they find the near copies that make the expectation right.
 		 */
-		if (so->ordered && step >= 2 * so->dir->layout.nblocks && step <= so->mih_bound)
+		if (so->ordered && step >= 2 * run->dir->layout.nblocks && step <= run->mih_bound)
 		{
 			int			target = ham_expected_radius(so, HAM_KNN_GUESS);
 			double		ahead = 0;
 
-			for (int t = step; t <= target && so->mih_spent + ahead <= so->flat_cost; t++)
-				ahead += ham_step_cost(so, t);
-			if (so->mih_spent + ahead > so->flat_cost)
-				cost = so->flat_cost + 1;
-			else if (step == 2 * so->dir->layout.nblocks)
+			for (int t = step; t <= target && run->mih_spent + ahead <= run->flat_cost; t++)
+				ahead += ham_step_cost(run, t);
+			if (run->mih_spent + ahead > run->flat_cost)
+				cost = run->flat_cost + 1;
+			else if (step == 2 * run->dir->layout.nblocks)
 			{
 				/*
 				 * From here on the steps keep only the entries a little past
 				 * the expected distance: most of what they meet is farther.
 				 * Past that bound, flat passes take over.
 				 */
-				so->mih_bound = Min(so->max_radius, target + HAM_KNN_SLACK);
+				run->mih_bound = Min(so->max_radius, target + HAM_KNN_SLACK);
 			}
 		}
-		if (step > so->mih_bound)
-			cost = so->flat_cost + 1;
-		if (so->mih_spent + cost <= so->flat_cost)
+		if (step > run->mih_bound)
+			cost = run->flat_cost + 1;
+		if (run->mih_spent + cost <= run->flat_cost)
 		{
-			if (ham_run_step(scan, step))
-				ham_step_done(so);
+			if (ham_run_step(scan, run, step))
+				ham_step_done(run);
 			return;
 		}
 		/* the steps found entries beyond `complete`: a flat pass finds them again */
-		so->flat = true;
-		for (int d = so->complete + 1; d < HAM_NLEVELS; d++)
-			so->run[d].n = 0;
+		run->flat = true;
+		for (int d = run->complete + 1; d < HAM_NLEVELS; d++)
+			run->levels[d].n = 0;
 	}
-	so->complete = ham_run_flat(scan, so->complete + 1, so->max_radius, so->flat_want);
+	run->complete = ham_run_flat(scan, run, run->complete + 1, so->max_radius, run->flat_want);
 	/* a scan that needs another pass needs many more rows than thought */
-	so->flat_want = Min(so->flat_want * 16, (int64) work_mem * 1024 / (int64) sizeof(ItemPointerData));
+	run->flat_want = Min(run->flat_want * 16, (int64) work_mem * 1024 / (int64) sizeof(ItemPointerData));
+}
+
+/* Advance the run that lags most (the first of those, on a tie). */
+static void
+ham_advance(IndexScanDesc scan)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	HamScanRun *lag = NULL;
+
+	for (int r = 0; r < so->nruns; r++)
+		if (so->runs[r].complete < so->max_radius &&
+			(lag == NULL || so->runs[r].complete < lag->complete))
+			lag = &so->runs[r];
+	if (lag)
+		ham_advance_run(scan, lag);
+	ham_update_complete(so);
 }
 
 static void
@@ -769,57 +802,61 @@ ham_gettuple(IndexScanDesc scan, ScanDirection dir)
 
 	scan->xs_recheck = so->recheck;
 	scan->xs_recheckorderby = false;
-	for (;;)
-	{
-		/*
-		 * The levels up to `complete`, and the rows a paused step found at
-		 * its own distance (the next level) so far.
-		 */
-		if (so->emit_level <= so->complete ||
-			(so->step_active && so->emit_level == so->next_step && !so->emit_list &&
-			 so->emit_pos < so->run[so->next_step].n))
-		{
-			HamLevel   *level = so->emit_list ? &so->list[so->emit_level] : &so->run[so->emit_level];
 
-			if (so->emit_pos < level->n)
-			{
-				ham_return(scan, &level->tids[so->emit_pos],
-						   so->want_codes ? level->codes[so->emit_pos] : 0, false,
-						   so->emit_level);
-				so->emit_pos++;
-				so->returned++;
-				return true;
-			}
-			if (!so->emit_list)
-				so->emit_list = true;
-			else
-			{
-				ham_level_free(&so->run[so->emit_level]);
-				ham_level_free(&so->list[so->emit_level]);
-				memset(&so->run[so->emit_level], 0, sizeof(HamLevel));
-				memset(&so->list[so->emit_level], 0, sizeof(HamLevel));
-				so->emit_level++;
-				so->emit_list = false;
-			}
-			so->emit_pos = 0;
-			continue;
-		}
-		if (so->complete >= so->max_radius)
+	/*
+	 * Level by level, source by source (the runs, then the lists): a
+	 * source's entries at distance d go out once every source has completed
+	 * d - 1, and the source has completed d -- or is running its step at d,
+	 * which hands them out as it finds them (ham_run_step).
+	 */
+	while (so->emit_level <= so->max_radius)
+	{
+		int			d = so->emit_level;
+		bool		is_list = so->emit_src >= so->nruns;
+		HamScanRun *run = is_list ? NULL : &so->runs[so->emit_src];
+		HamLevel   *level = is_list ? &so->list[d] : &run->levels[d];
+		bool		src_done = d <= so->complete + 1 && (is_list || run->complete >= d);
+
+		if (d <= so->complete + 1 && so->emit_pos < level->n &&
+			(src_done || (run->step_active && run->next_step == d)))
 		{
-			if (!so->with_nulls)
-				return false;
-			if (!so->nulls_loaded)
-			{
-				ham_load_nulls(scan);
-				so->emit_pos = 0;
-			}
-			if (so->emit_pos >= so->nulls.n)
-				return false;
-			ham_return(scan, &so->nulls.tids[so->emit_pos++], 0, true, 0);
+			ham_return(scan, &level->tids[so->emit_pos],
+					   so->want_codes ? level->codes[so->emit_pos] : 0, false, d);
+			so->emit_pos++;
+			so->returned++;
 			return true;
 		}
-		ham_advance(scan);
+		if (!src_done)
+		{
+			ham_advance(scan);
+			continue;
+		}
+		so->emit_pos = 0;
+		if (++so->emit_src > so->nruns)
+		{
+			for (int r = 0; r < so->nruns; r++)
+			{
+				ham_level_free(&so->runs[r].levels[d]);
+				memset(&so->runs[r].levels[d], 0, sizeof(HamLevel));
+			}
+			ham_level_free(&so->list[d]);
+			memset(&so->list[d], 0, sizeof(HamLevel));
+			so->emit_src = 0;
+			so->emit_level++;
+		}
 	}
+
+	if (!so->with_nulls)
+		return false;
+	if (!so->nulls_loaded)
+	{
+		ham_load_nulls(scan);
+		so->emit_pos = 0;
+	}
+	if (so->emit_pos >= so->nulls.n)
+		return false;
+	ham_return(scan, &so->nulls.tids[so->emit_pos++], 0, true, 0);
+	return true;
 }
 
 int64
@@ -832,22 +869,24 @@ ham_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	so->tbm = tbm;
 	so->ntids = 0;
 	ham_scan_start(scan);
-	if (so->has_run)
+	for (int r = 0; r < so->nruns; r++)
 	{
+		HamScanRun *run = &so->runs[r];
 		double		mih = 0;
+		int			nsteps = nd_mih_steps_for_radius(so->max_radius);
 
-		for (int t = 0; t < nd_mih_steps_for_radius(so->max_radius) && mih <= so->flat_cost; t++)
-			mih += ham_step_cost(so, t);
-		if (mih <= so->flat_cost)
+		for (int t = 0; t < nsteps && mih <= run->flat_cost; t++)
+			mih += ham_step_cost(run, t);
+		if (mih <= run->flat_cost)
 		{
-			for (int t = 0; t < nd_mih_steps_for_radius(so->max_radius); t++)
+			for (int t = 0; t < nsteps; t++)
 			{
-				ham_run_step(scan, t);
+				ham_run_step(scan, run, t);
 				CHECK_FOR_INTERRUPTS();
 			}
 		}
 		else
-			ham_run_flat(scan, 0, so->max_radius, 0);
+			ham_run_flat(scan, run, 0, so->max_radius, 0);
 	}
 	if (so->with_nulls)
 	{

@@ -317,19 +317,69 @@ ham_check_meta(Relation index, HamMetaPageData *meta)
 				 errhint("REINDEX it.")));
 }
 
+/*
+ * The runs the metapage lists, oldest first, into runs[HAM_MAX_RUNS];
+ * returns their number.
+ */
+int
+ham_meta_get_runs(Relation index, const HamMetaPageData *meta, HamRunRef *runs)
+{
+	int			n = 0;
+
+	if (meta->run_header == InvalidBlockNumber)
+		return 0;
+	if (meta->nmore_runs > HAM_MAX_RUNS - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has a damaged metapage: %u runs",
+						RelationGetRelationName(index), meta->nmore_runs + 1)));
+	runs[n].header = meta->run_header;
+	runs[n].epoch = meta->run_epoch;
+	runs[n].nentries = meta->run_entries;
+	n++;
+	for (uint32 i = 0; i < meta->nmore_runs; i++)
+		runs[n++] = meta->more_runs[i];
+	return n;
+}
+
+/* Make the metapage list these runs (the caller logs the change). */
+void
+ham_meta_set_runs(HamMetaPageData *meta, const HamRunRef *runs, int n)
+{
+	Assert(n >= 0 && n <= HAM_MAX_RUNS);
+	memset(meta->more_runs, 0, sizeof(meta->more_runs));
+	if (n == 0)
+	{
+		meta->run_header = InvalidBlockNumber;
+		meta->run_epoch = 0;
+		meta->run_entries = 0;
+		meta->nmore_runs = 0;
+		return;
+	}
+	meta->run_header = runs[0].header;
+	meta->run_epoch = runs[0].epoch;
+	meta->run_entries = runs[0].nentries;
+	meta->nmore_runs = n - 1;
+	for (int i = 1; i < n; i++)
+		meta->more_runs[i - 1] = runs[i];
+}
+
 static void
-ham_snapshot_of(const HamMetaPageData *meta, HamSnapshot *snap)
+ham_snapshot_of(Relation index, const HamMetaPageData *meta, HamSnapshot *snap)
 {
 	snap->nblocks = meta->nblocks;
-	snap->run_header = meta->run_header;
-	snap->run_epoch = meta->run_epoch;
-	snap->run_entries = meta->run_entries;
+	snap->nruns = ham_meta_get_runs(index, meta, snap->runs);
+	snap->run_entries = 0;
+	for (int i = 0; i < snap->nruns; i++)
+		snap->run_entries += snap->runs[i].nentries;
 	snap->pending = meta->pending;
 	snap->sealed = meta->sealed;
 	snap->nulls = meta->nulls;
 	snap->list_cleanups = meta->list_cleanups;
 	snap->flags = meta->flags;
 	snap->merges = meta->merges;
+	snap->insert_merges = meta->insert_merges;
+	snap->compactions = meta->compactions;
 }
 
 void
@@ -341,7 +391,7 @@ ham_read_snapshot(Relation index, HamSnapshot *snap)
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	meta = HamPageGetMeta(BufferGetPage(buf));
 	ham_check_meta(index, meta);
-	ham_snapshot_of(meta, snap);
+	ham_snapshot_of(index, meta, snap);
 	UnlockReleaseBuffer(buf);
 }
 
@@ -406,7 +456,10 @@ ham_page_live(const HamSnapshot *snap, Page page)
 		case HAM_KIND_RUN_DIR:
 		case HAM_KIND_RUN_DIR_INDEX:
 		case HAM_KIND_RUN_DATA:
-			return snap->run_header != InvalidBlockNumber && opaque->epoch == snap->run_epoch;
+			for (int i = 0; i < snap->nruns; i++)
+				if (opaque->epoch == snap->runs[i].epoch)
+					return true;
+			return false;
 		case HAM_KIND_LIST:
 			return opaque->epoch == snap->pending.epoch || opaque->epoch == snap->nulls.epoch ||
 				(snap->sealed.head != InvalidBlockNumber && opaque->epoch == snap->sealed.epoch);
@@ -456,7 +509,7 @@ ham_list_append(Relation index, int which, uint64 code, ItemPointer tid, HamSnap
 				ham_page_append(index, buf, code, tid);
 				UnlockReleaseBuffer(buf);
 				if (snap)
-					ham_snapshot_of(meta, snap);
+					ham_snapshot_of(index, meta, snap);
 				UnlockReleaseBuffer(metabuf);
 				return;
 			}
@@ -506,7 +559,7 @@ ham_list_append(Relation index, int which, uint64 code, ItemPointer tid, HamSnap
 			UnlockReleaseBuffer(tailbuf);
 		UnlockReleaseBuffer(buf);
 		if (snap)
-			ham_snapshot_of(HamPageGetMeta(BufferGetPage(metabuf)), snap);
+			ham_snapshot_of(index, HamPageGetMeta(BufferGetPage(metabuf)), snap);
 		UnlockReleaseBuffer(metabuf);
 		return;
 	}

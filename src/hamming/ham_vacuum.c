@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * ham_vacuum.c
- *		VACUUM: remove the entries of dead rows from every page of the run
- *		and of the lists, then merge the pending list if it is long and
- *		recycle the pages earlier merges retired.
+ *		VACUUM: remove the entries of dead rows from every page of the runs
+ *		and of the lists, then flush the pending list if it is long, compact
+ *		the runs, and recycle the pages earlier merges retired.
  *
  * Entries are removed in place, keeping the order of a run's pages; the
  * directory then understates some pages' first keys, which only widens the
@@ -53,7 +53,7 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 
-	ham_merge_lock(index);
+	ham_maintenance_lock(index);
 	/* before anything is removed: caches dropped, the run marked uneven */
 	ham_meta_set_flags(index, HAM_META_RUN_UNEVEN, 0, true);
 	ham_read_snapshot(index, &snap);
@@ -130,7 +130,7 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	 * read pages during the pass), and the tables are even again.
 	 */
 	ham_meta_set_flags(index, 0, HAM_META_RUN_UNEVEN, true);
-	ham_merge_unlock(index);
+	ham_maintenance_unlock(index);
 	if (freed)
 		IndexFreeSpaceMapVacuum(index);
 
@@ -170,9 +170,11 @@ ham_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 		ham_merge(index, true, false, &merged);
 	}
-	ham_merge_lock(index);
+	else
+		ham_compact(index, true);
+	ham_maintenance_lock(index);
 	ham_recycle(index);
-	ham_merge_unlock(index);
+	ham_maintenance_unlock(index);
 
 	if (stats == NULL)
 	{

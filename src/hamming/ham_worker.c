@@ -408,6 +408,8 @@ ham_merge_worker_main(Datum arg)
 			ham_read_snapshot(index, &snap);
 			if (ham_merge_wanted(index, &snap, false))
 				more = ham_merge(index, false, false, &merged);
+			else if (ham_compact_wanted(index, &snap))
+				more = ham_compact(index, false) > 0;
 
 			AtEOXact_GUC(false, save_nestlevel);
 			SetUserIdAndSecContext(save_userid, save_sec_context);

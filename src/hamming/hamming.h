@@ -139,6 +139,21 @@ typedef struct HamList
 	uint64		nentries;
 } HamList;
 
+/*
+ * A run as the metapage lists it.  The index holds up to HAM_MAX_RUNS runs,
+ * oldest (and, as compaction keeps them, largest) first: the first in the
+ * metapage's run_header/run_epoch/run_entries, where 0.2 kept its only
+ * run, the others in more_runs.
+ */
+typedef struct HamRunRef
+{
+	BlockNumber header;
+	uint32		epoch;
+	uint64		nentries;		/* when written; VACUUM may have removed some */
+} HamRunRef;
+
+#define HAM_MAX_RUNS			48
+
 typedef struct HamMetaPageData
 {
 	uint32		magic;
@@ -162,6 +177,10 @@ typedef struct HamMetaPageData
 	uint32		list_cleanups;
 	/* added in 0.3; an index built by 0.2 has zeros here */
 	uint32		flags;			/* HAM_META_* */
+	uint32		nmore_runs;		/* runs after the first, in more_runs */
+	uint32		compactions;	/* merges of runs, for the statistics */
+	uint32		pad;
+	HamRunRef	more_runs[HAM_MAX_RUNS - 1];	/* oldest first */
 } HamMetaPageData;
 
 /*
@@ -254,15 +273,17 @@ typedef struct HamRunDir
 typedef struct HamSnapshot
 {
 	int			nblocks;
-	BlockNumber run_header;
-	uint32		run_epoch;
-	uint64		run_entries;
+	int			nruns;
+	HamRunRef	runs[HAM_MAX_RUNS]; /* oldest first */
+	uint64		run_entries;	/* of every run */
 	HamList		pending;
 	HamList		sealed;
 	HamList		nulls;
 	uint32		list_cleanups;
 	uint32		flags;
 	uint32		merges;
+	uint32		insert_merges;
+	uint32		compactions;
 } HamSnapshot;
 
 /* ham_utils.c */
@@ -271,6 +292,8 @@ extern void ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table);
 extern void ham_init_meta_page(Page page, int nblocks);
 extern Buffer ham_new_buffer(Relation index);
 extern void ham_read_snapshot(Relation index, HamSnapshot *snap);
+extern int	ham_meta_get_runs(Relation index, const HamMetaPageData *meta, HamRunRef *runs);
+extern void ham_meta_set_runs(HamMetaPageData *meta, const HamRunRef *runs, int n);
 extern Buffer ham_read_page(Relation index, BlockNumber blkno, uint16 kind, uint32 epoch,
 							 int table);
 extern void ham_check_page(Relation index, Buffer buf, uint16 kind, uint32 epoch, int table);
@@ -317,8 +340,8 @@ typedef struct HamRunWriter HamRunWriter;
 extern HamRunWriter *ham_run_writer_begin(Relation index, int nblocks, uint32 epoch,
 										  int work_mem_kb);
 extern void ham_run_writer_add(HamRunWriter *w, uint64 code, ItemPointer tid);
-extern BlockNumber ham_run_writer_finish(HamRunWriter *w, HamRunDir *old, uint64 *nentries,
-										 bool *uneven);
+extern BlockNumber ham_run_writer_finish(HamRunWriter *w, HamRunDir **old, int nold,
+										 uint64 *nentries, bool *uneven);
 extern void ham_run_writer_abandon(HamRunWriter *w);
 extern int	ham_debug_run_header_dirs;
 extern void ham_init_run_gucs(void);
@@ -332,7 +355,7 @@ extern Buffer ham_read_run_page(Relation index, HamRunDir *dir, int table, uint3
 /* ham_cache.c: run directories kept across scans */
 typedef struct HamDirRef HamDirRef;
 
-extern HamDirRef *ham_dir_acquire(Relation index, const HamSnapshot *snap);
+extern HamDirRef *ham_dir_acquire(Relation index, const HamSnapshot *snap, int run);
 extern HamRunDir *ham_dir_of(HamDirRef *ref);
 extern void ham_dir_load_table(Relation index, HamDirRef *ref, int table);
 extern void ham_dir_release(HamDirRef *ref);
@@ -358,6 +381,12 @@ extern void ham_merge_unlock(Relation index);
 extern bool ham_merge(Relation index, bool wait, bool by_insert, int64 *merged);
 extern bool ham_merge_locked(Relation index, bool by_insert, int64 *merged);
 extern bool ham_merge_running(Relation index);
+extern bool ham_compact_trylock(Relation index);
+extern void ham_compact_unlock(Relation index);
+extern void ham_maintenance_lock(Relation index);
+extern void ham_maintenance_unlock(Relation index);
+extern int	ham_compact(Relation index, bool wait);
+extern bool ham_compact_wanted(Relation index, const HamSnapshot *snap);
 extern void ham_recycle(Relation index);
 extern void ham_meta_set_flags(Relation index, uint32 set, uint32 clear, bool bump_cleanups);
 /*
