@@ -47,6 +47,13 @@
  */
 int			ham_debug_run_header_dirs = 0;
 
+/*
+ * Milliseconds to sleep after writing each page of a run: a developer's
+ * setting, so that tests can crash a server in the middle of a flush or a
+ * compaction.
+ */
+int			ham_debug_run_page_delay = 0;
+
 void
 ham_init_run_gucs(void)
 {
@@ -56,6 +63,13 @@ ham_init_run_gucs(void)
 							&ham_debug_run_header_dirs,
 							0, 0, HAM_RUN_MAX_DIRS,
 							PGC_SUSET, GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("neardup.debug_run_page_delay",
+							"Milliseconds a hamming index sleeps after writing each page of a run.",
+							"For tests that crash a server in the middle of a flush or a compaction.",
+							&ham_debug_run_page_delay,
+							0, 0, 1000,
+							PGC_SUSET, GUC_NOT_IN_SAMPLE | GUC_UNIT_MS,
 							NULL, NULL, NULL);
 }
 
@@ -230,6 +244,11 @@ write_page(Relation index, Page image)
 	memcpy(page, image, BLCKSZ);
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(buf);
+	if (ham_debug_run_page_delay > 0)
+	{
+		pg_usleep(ham_debug_run_page_delay * 1000L);
+		CHECK_FOR_INTERRUPTS();
+	}
 	return blkno;
 }
 

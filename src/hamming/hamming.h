@@ -344,6 +344,7 @@ extern BlockNumber ham_run_writer_finish(HamRunWriter *w, HamRunDir **old, int n
 										 uint64 *nentries, bool *uneven);
 extern void ham_run_writer_abandon(HamRunWriter *w);
 extern int	ham_debug_run_header_dirs;
+extern int	ham_debug_run_page_delay;
 extern void ham_init_run_gucs(void);
 extern void ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch,
 							 HamRunDir *dir);
