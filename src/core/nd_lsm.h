@@ -61,14 +61,15 @@ extern int	nd_lsm_tier(uint64_t size, uint64_t unit, int fanout);
  * entries into one new run, which takes their place (newest position).
  *
  *	S = incoming, k = 0
- *	repeat: c = number of consecutive runs from sizes[n-1-k] towards older
- *		ones whose tier is at most tier(S); if c + 1 >= fanout, S += their
- *		sizes (saturating at UINT64_MAX) and k += c
- *	then, while n - k + 1 > max_runs: k += 1
+ *	loop: c = number of consecutive runs from sizes[n-1-k] towards older
+ *		ones whose tier is at most tier(S); stop if c + 1 < fanout;
+ *		S += their sizes (saturating at UINT64_MAX), k += c
+ *	then, while n - k + 1 > max_runs and k < n: k += 1
  *
- * With incoming == 0, k == 0 means nothing to do, and a k of 1 is returned
- * as 0 too: it would only rewrite one run as it is.  Compacting runs that
- * deletions have shrunk is the caller's business.
+ * The index then holds n - k + 1 runs, never more than max_runs.  With
+ * incoming == 0, k == 0 means nothing to do (n runs stay), and a k of 1 is
+ * returned as 0 too: it would only rewrite one run as it is.  Compacting
+ * runs that deletions have shrunk is the caller's business.
  */
 extern int	nd_lsm_pick(const uint64_t *sizes, int n, uint64_t incoming,
 						uint64_t unit, int fanout, int max_runs);
