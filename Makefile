@@ -50,7 +50,7 @@ endif
 # header changes (struct layouts are shared between files).
 $(OBJS): $(foreach d,$(SQL_DIRS) src/core,$(wildcard $(d)/*.h))
 
-.PHONY: deps demo test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale
+.PHONY: deps demo test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts
 
 # Debian packages the build and the tests need (installed only when missing).
 deps:
@@ -78,7 +78,7 @@ fuzz:
 
 # Benchmarks: ratios against baselines measured in the same run.  The index
 # benchmarks take ROWS (default 1M) and more; see the scripts.
-bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale
+bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale bench-inserts
 
 bench-fingerprint:
 	@bash test/bench/run_bench.sh
@@ -97,6 +97,12 @@ bench-constraint:
 
 # What a hamming index's pending list costs radius and KNN scans between
 # merges, at 10M rows (ROWS, PENDING, NQ).
+# Inserts into a hamming index at scale: COPY and single-row INSERT against
+# a primary-key-only table, WAL per row, the largest pending list, KNN
+# while two writers insert (ROWS, INSERT_ROWS: see the script).
+bench-inserts:
+	@bash test/bench/run_inserts.sh
+
 bench-pending:
 	@bash test/bench/run_pending.sh
 
