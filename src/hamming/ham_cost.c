@@ -135,7 +135,15 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	get_tablespace_page_costs(index->reltablespace, &spc_random_page_cost, &spc_seq_page_cost);
 	/* the default layout: an option other than that changes little */
 	nd_layout_init(&layout, 4);
-	nruns = ham_run_shares(index->indexoid, share, &pending);
+	if (index->hypothetical)
+	{
+		/* an index adviser's index has no metapage to read: one run */
+		nruns = 1;
+		share[0] = 1.0;
+		pending = 0;
+	}
+	else
+		nruns = ham_run_shares(index->indexoid, share, &pending);
 
 	sel = quals ? clauselist_selectivity(root, quals, index->rel->relid, JOIN_INNER, NULL) : 1.0;
 	rows = Max(sel * index->rel->tuples, 1.0);
