@@ -3,7 +3,7 @@
 # ND_E2E_LIB is this directory.
 
 # shellcheck source=../../lib/ports.sh
-. "$ND_E2E_LIB/../../lib/ports.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../../lib/ports.sh"
 
 n=0
 # ok STATUS DESCRIPTION: one TAP line; STATUS 0 passes.
