@@ -246,7 +246,9 @@ write_page(Relation index, Page image)
 	UnlockReleaseBuffer(buf);
 	if (ham_debug_run_page_delay > 0)
 	{
+		/* a page is now a long while: give way as often (ham_merge.c) */
 		pg_usleep(ham_debug_run_page_delay * 1000L);
+		ham_merge_check_yield(index);
 		CHECK_FOR_INTERRUPTS();
 	}
 	return blkno;
