@@ -64,9 +64,14 @@ copy_into() {
 	done
 }
 wal() { q -c "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"; }
-settled() {
-	q -c "SELECT (SELECT sealed_entries = 0 AND pending_entries < 74898 FROM hamming_stats('m_sh'))
-	         AND NOT EXISTS (SELECT FROM pg_stat_activity WHERE backend_type = 'neardup merge')"
+# settle: merges counted -- until no worker runs, then a flush of what
+# is left past the threshold (the next insert would start one; with
+# no insert to come, nothing does), and the compactions it wants.
+settle() {
+	while [ "$(q -c "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE backend_type = 'neardup merge')")" = t ]; do
+		sleep 0.1
+	done
+	q -c "SELECT hamming_merge('m_sh') FROM hamming_stats('m_sh') WHERE sealed_entries > 0 OR pending_entries >= 1024 * 1024 / 14" >/dev/null
 }
 
 # --- COPY -------------------------------------------------------------------
@@ -84,7 +89,7 @@ read -r merges0 <<<"$(q -c "SELECT merges FROM hamming_stats('m_sh')")"
 w0=$(wal); t0=$(now)
 copy_into m
 tc=$(awk "BEGIN { print $(now) - $t0 }")
-while [ "$(settled)" != t ]; do sleep 0.2; done
+settle
 tm=$(awk "BEGIN { print $(now) - $t0 }"); wm=$(( $(wal) - w0 ))
 touch "$work/stop"; wait "$sampler" || true
 maxpending=$(sort -n "$work/pending" | tail -1)
@@ -110,7 +115,7 @@ q -f "$work/single-p.sql"
 sp=$(awk "BEGIN { print $(now) - $t0 }"); swp=$(( $(wal) - w0 ))
 w0=$(wal); t0=$(now)
 q -f "$work/single-m.sql"
-while [ "$(settled)" != t ]; do sleep 0.2; done
+settle
 sm=$(awk "BEGIN { print $(now) - $t0 }"); swm=$(( $(wal) - w0 ))
 echo
 echo "| $SINGLE single-row INSERTs, 1 client | seconds | x PK-only table | WAL bytes per row |"
