@@ -5,11 +5,12 @@
  *
  * Every scan has a center and a largest distance (max_radius): the ORDER BY
  * argument and 64, or the radius condition with the smallest ball.  Other
- * conditions are checked on each entry.  The scan fills *levels*, one list
- * of TIDs per distance, and keeps `complete`: every entry within that
- * distance of the center is in the levels.  It emits the levels in order
- * up to `complete` and, when the executor asks for more, raises `complete`
- * by one of two means:
+ * conditions are checked on each entry.  The scan searches each run of the
+ * index apart: per run it fills *levels*, one list of TIDs per distance,
+ * and keeps `complete`: every entry of the run within that distance of the
+ * center is in its levels.  It emits distance d, run by run and then the
+ * lists', once every run has completed d, and, when the executor asks for
+ * more, raises the `complete` of the run that lags by one of two means:
  *
  *	a multi-index hashing step (nd_mih.h) on the run: step t completes
  *		distance t and may find entries farther out, kept for later;
@@ -24,7 +25,7 @@
  * and sealed lists are searched whole at the start: the pending list through
  * the backend's cache of it (ham_cache.c), which reads only what was added
  * since its last scan and probes the rest in memory.  Bitmap
- * scans choose once, for the whole radius.
+ * scans choose once per run, for the whole radius.
  *
  * Distances are exact: no recheck of the condition or of the ORDER BY
  * value.  An ORDER BY scan with no condition returns the rows whose code is

@@ -4,25 +4,27 @@
  *		The hamming index access method: exact radius and nearest-neighbour
  *		search over simhash64 codes by multi-index hashing.
  *
- * An index is a metapage, one immutable sorted *run*, and two lists of
- * unsorted entries (an entry is a code and a heap TID):
+ * An index is a metapage, up to HAM_MAX_RUNS immutable sorted *runs*, and
+ * two lists of unsorted entries (an entry is a code and a heap TID); it is
+ * log-structured:
  *
- *	run		m tables (m = the `blocks` option), each holding every code of
- *			the run rotated so that block j leads (nd_permute.h), sorted;
- *			a directory per table (the leading 32 bits of each data page's
- *			first key) and a header page that lists the directory pages.
- *			Searched by multi-index hashing (nd_mih.h), or read whole
- *			(table 0 only) when that is cheaper.
+ *	runs	each of m tables (m = the `blocks` option), each holding every
+ *			code of the run rotated so that block j leads (nd_permute.h),
+ *			sorted; a directory per table (the leading 32 bits of each data
+ *			page's first key) and a header page that lists the directory
+ *			pages.  Each run is searched by multi-index hashing (nd_mih.h),
+ *			or read whole (table 0 only) when that is cheaper.
  *	pending	where inserts append; searched whole by every scan (through a
- *			backend-local cache of it, ham_cache.c).  A merge turns
- *			run + pending into a new run (ham_merge.c): the pending list is
- *			first *sealed* (inserts go to a fresh list), so that inserts
+ *			backend-local cache of it, ham_cache.c).  A *flush* turns a
+ *			full list into a new run, a *compaction* merges the newest runs
+ *			into one, tier by tier (ham_merge.c, nd_lsm.h): the pending list
+ *			is first *sealed* (inserts go to a fresh list), so that inserts
  *			never wait for a merge.
  *	nulls	the TIDs of rows whose code is NULL, returned last by an
  *			ORDER BY scan, as a sequential scan would sort them.
  *
- * Pages a merge retires (the old run, the sealed list) are recycled, by the
- * next merge or VACUUM, once no scan can still be reading them: once the
+ * Pages a merge retires (runs merged away, the sealed list) are recycled, by
+ * a later merge or VACUUM, once no scan can still be reading them: once the
  * transaction id the merge stamped in the metapage is older than every
  * snapshot (as nbtree recycles deleted pages).  Every page carries its kind
  * and the epoch of the run or list it belongs to, and scans check both, so
