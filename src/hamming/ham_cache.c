@@ -268,6 +268,10 @@ ham_dir_acquire(Relation index, const HamSnapshot *snap, int run)
 	for (int i = 0; i < HAM_MAX_RUNS && free_slot < 0; i++)
 		if (slot->refs[i] == NULL)
 			free_slot = i;
+	/* the snapshot lists at most HAM_MAX_RUNS runs, all others retired */
+	if (free_slot < 0)
+		elog(ERROR, "no free directory slot for hamming index \"%s\"",
+			 RelationGetRelationName(index));
 
 	ctx = AllocSetContextCreate(ham_cache_ctx, "hamming run directory",
 								ALLOCSET_DEFAULT_SIZES);
@@ -290,8 +294,6 @@ ham_dir_acquire(Relation index, const HamSnapshot *snap, int run)
 	ref->ctx = ctx;
 	ref->refcount = 1;
 	ref->generation = ham_generation;
-	/* a slot is free: the snapshot lists at most HAM_MAX_RUNS runs */
-	Assert(free_slot >= 0);
 	slot->refs[free_slot] = ref;
 	return ref;
 }
