@@ -67,7 +67,7 @@
  * scan reads whole.  It is also the unit of the compaction tiers.
  */
 uint64
-ham_merge_threshold(Relation index, const HamSnapshot *snap)
+ham_merge_threshold(Relation index)
 {
 	return Max((uint64) ham_pending_limit_entries(index), 1);
 }
@@ -84,7 +84,7 @@ ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming)
 
 	if (pending == 0)
 		return false;
-	if (pending >= ham_merge_threshold(index, snap))
+	if (pending >= ham_merge_threshold(index))
 		return true;
 	return vacuuming && pending * 16 >= snap->run_entries;
 }
@@ -109,7 +109,7 @@ ham_compact_pick(Relation index, const HamSnapshot *snap)
 	for (int i = 0; i < n; i++)
 		sizes[i] = snap->runs[i].nentries;
 	/* the newest run as the incoming one: it and the k before it merge */
-	return nd_lsm_pick(sizes, n - 1, sizes[n - 1], ham_merge_threshold(index, snap),
+	return nd_lsm_pick(sizes, n - 1, sizes[n - 1], ham_merge_threshold(index),
 					   HAM_LSM_FANOUT, HAM_COMPACT_MAX_RUNS);
 }
 

@@ -250,7 +250,7 @@ ham_merge_brake(Relation index)
 			return;
 		}
 		ham_read_snapshot(index, &snap);
-		if (snap.pending.nentries < 2 * ham_merge_threshold(index, &snap) ||
+		if (snap.pending.nentries < 2 * ham_merge_threshold(index) ||
 			!ham_merge_running(index))
 			return;
 		if (get_timeout_active(STATEMENT_TIMEOUT) &&
@@ -288,7 +288,7 @@ ham_merge_after_insert(Relation index, const HamSnapshot *snap)
 	}
 
 	/* Inserts outrun the merges: wait for the one under way, then merge */
-	if (snap->pending.nentries >= 2 * ham_merge_threshold(index, snap))
+	if (snap->pending.nentries >= 2 * ham_merge_threshold(index))
 	{
 		ham_merge_brake(index);
 		return;

@@ -400,7 +400,7 @@ extern void ham_meta_set_flags(Relation index, uint32 set, uint32 clear, bool bu
 extern bool ham_merge_yields;
 extern void ham_merge_check_yield(Relation index);
 extern bool ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming);
-extern uint64 ham_merge_threshold(Relation index, const HamSnapshot *snap);
+extern uint64 ham_merge_threshold(Relation index);
 
 /* ham_worker.c: merges in a background worker */
 extern int	ham_max_merge_workers;
