@@ -24,12 +24,15 @@ PASSED=0
 FAILED=0
 FAILED_NAMES=()
 
-# record NAME PASSED FAILED
+# record NAME PASSED FAILED: the time shown is since the previous record, so
+# that a slow suite stands out (CI should stay well under 20 minutes).
+LAST_RECORD=$SECONDS
 record() {
 	PASSED=$((PASSED + $2))
 	FAILED=$((FAILED + $3))
 	if [ "$3" -ne 0 ]; then FAILED_NAMES+=("$1"); fi
-	printf '== %-28s %4d passed, %d failed\n' "$1" "$2" "$3"
+	printf '== %-28s %4d passed, %d failed  (%ds)\n' "$1" "$2" "$3" $((SECONDS - LAST_RECORD))
+	LAST_RECORD=$SECONDS
 }
 
 # Counts TAP lines of a log: "ok" and "not ok".
@@ -139,5 +142,5 @@ for s in "${suites[@]}"; do
 done
 
 [ ${#FAILED_NAMES[@]} -ne 0 ] && printf 'failed: %s\n' "${FAILED_NAMES[@]}"
-echo "$PASSED passed, $FAILED failed"
+echo "$PASSED passed, $FAILED failed in ${SECONDS}s"
 [ "$FAILED" -eq 0 ]
