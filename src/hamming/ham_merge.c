@@ -10,7 +10,8 @@
  * is rewritten about once per tier (log_fanout of the index over the flush
  * size) and the index holds a few runs per tier.  No merge is triggered in
  * proportion to the whole index; the list a scan reads whole stays at
- * most a flush's worth (the pending_limit), or twice that under the brake.
+ * about a flush's worth (the pending_limit), and at most a third more than
+ * that under the brake (ham_brake_entries).
  *
  * A flush holds the merge lock (ham_merge_lock).  It
  *
@@ -70,6 +71,23 @@ uint64
 ham_merge_threshold(Relation index)
 {
 	return Max((uint64) ham_pending_limit_entries(index), 1);
+}
+
+/*
+ * The brake: the pending entries (sealed and unsealed: what a scan reads
+ * whole) at which an inserting session stops to flush them itself rather
+ * than leave it to a busy worker.  A third above the flush threshold: room
+ * for the inserts that arrive while a worker flushes (an insert would
+ * otherwise wait at each flush), and at the default pending_limit (about
+ * 75,000 entries) under 100,000 entries, which a scan reads in well under a
+ * millisecond.
+ */
+uint64
+ham_brake_entries(Relation index)
+{
+	uint64		threshold = ham_merge_threshold(index);
+
+	return threshold + Max(threshold / 3, 1);
 }
 
 /*

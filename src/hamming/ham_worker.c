@@ -17,9 +17,9 @@
  * started (no free slot, single-user mode, neardup.max_merge_workers
  * reached), when the index is temporary or new in the inserting transaction
  * (another session cannot see it), and -- so that the list a scan reads
- * stays bounded when inserts outrun the merges -- when the unsealed list
- * alone holds twice a merge's worth (the brake): then it waits for the
- * merge under way and merges what came in meanwhile.
+ * stays bounded when inserts outrun the merges -- when the lists hold a
+ * third more than a merge's worth (the brake, ham_brake_entries): then it
+ * waits for the merge under way and merges what came in meanwhile.
  *
  * The brake never waits on a lock: it polls the merge lock, so that
  * lock_timeout, the deadlock checker (which would cancel an autovacuum
@@ -226,7 +226,7 @@ ham_merge_launch(Relation index, int slotno)
 }
 
 /*
- * The brake: the unsealed list holds twice a merge's worth.  Merge in this
+ * The brake: the lists hold ham_brake_entries.  Merge in this
  * session as soon as the merge lock is free; while a merge holds it, poll
  * (ham_merge_running tells a merge from VACUUM or a check).
  * Gives up (the list stays long a while longer) when the lock is held by
@@ -250,7 +250,7 @@ ham_merge_brake(Relation index)
 			return;
 		}
 		ham_read_snapshot(index, &snap);
-		if (snap.pending.nentries < 2 * ham_merge_threshold(index) ||
+		if (snap.pending.nentries + snap.sealed.nentries < ham_brake_entries(index) ||
 			!ham_merge_running(index))
 			return;
 		if (get_timeout_active(STATEMENT_TIMEOUT) &&
@@ -288,7 +288,7 @@ ham_merge_after_insert(Relation index, const HamSnapshot *snap)
 	}
 
 	/* Inserts outrun the merges: wait for the one under way, then merge */
-	if (snap->pending.nentries >= 2 * ham_merge_threshold(index))
+	if (snap->pending.nentries + snap->sealed.nentries >= ham_brake_entries(index))
 	{
 		ham_merge_brake(index);
 		return;

@@ -401,6 +401,7 @@ extern bool ham_merge_yields;
 extern void ham_merge_check_yield(Relation index);
 extern bool ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming);
 extern uint64 ham_merge_threshold(Relation index);
+extern uint64 ham_brake_entries(Relation index);
 
 /* ham_worker.c: merges in a background worker */
 extern int	ham_max_merge_workers;

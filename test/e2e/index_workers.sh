@@ -20,7 +20,7 @@
 #   3. A merge worker killed after sealing the pending list does not stop
 #      merging for good: later inserts start a new worker, which merges the
 #      sealed list (no hamming_merge, no VACUUM).
-#   4. The brake (the pending list at twice a merge's worth) does not make
+#   4. The brake (the pending list a third past a merge's worth) does not make
 #      inserts wait on the merge lock: while a slow VACUUM holds it (index
 #      pass, vacuum_cost_delay), inserts under lock_timeout = 500ms all
 #      succeed; afterwards the index equals a sequential scan and
@@ -34,6 +34,11 @@
 #      are slowed (neardup.debug_run_page_delay, a superuser's debug
 #      setting): since 0.3 a flush takes one pending list's worth, some
 #      milliseconds, and there would be no merge under way to catch.
+#   6. The brake bounds the list a scan reads whole: while the workers'
+#      flushes are slowed, one session's inserts never leave the pending
+#      and sealed lists together above a third past the flush threshold
+#      (0.2 and the first 0.3 let the unsealed list alone reach twice it,
+#      with a sealed one beside it).  Runs between 3 and 5, on big.
 # Every wait is bounded.  Run against 0.2, every check fails but the
 # precondition of 3 (a worker caught after sealing) and the index checks at
 # the end of 4.
@@ -337,6 +342,34 @@ read -r sealed merges insert_merges <<<"$(psql_q -F' ' -c "SELECT sealed_entries
 echo "# after $((i + 1)) small inserts: sealed entries $sealed, merges $merges_before -> $merges, by inserting sessions $insert_merges_before -> $insert_merges"
 ok $([ "$caught" = 1 ] && [ "$merged" = 0 ] && [ "$insert_merges" = "$insert_merges_before" ] && echo 0 || echo 1) \
 	"after the killed merge, small inserts start a new worker that merges the sealed list (no hamming_merge, no VACUUM)"
+
+# --- 6. the brake bounds the list a scan reads ---------------------------------------
+echo "# ($SECONDS s)"
+echo "# 6. the brake bounds the list a scan reads"
+nd_wait_for "NOT EXISTS (SELECT FROM pg_stat_activity WHERE backend_type = 'neardup merge')" 600 ||
+	echo "# a merge worker is still running"
+# The flush threshold (64kB: 4,681 entries) and the brake a third past it;
+# the metapage counts the list a page at a time, so a page's entries of
+# slack (a page holds fewer than 600).
+threshold=$((64 * 1024 / 14))
+bound=$((threshold + threshold / 3 + 600))
+{
+	for ((i = 0; i < 40; i++)); do
+		lo=$((next_id + i * 500))
+		echo "INSERT INTO big SELECT g, nd_fast_code(g) FROM generate_series($lo, $((lo + 499))) g;"
+		echo "SELECT pending_entries + sealed_entries FROM hamming_stats('big_ham');"
+	done
+} >"$work/bound.sql"
+next_id=$((next_id + 40 * 500))
+psql -X -q -At -f "$work/bound.sql" >"$work/bound.out" 2>&1 || true
+largest=$(grep -E '^[0-9]+$' "$work/bound.out" | sort -n | tail -1)
+samples=$(grep -cE '^[0-9]+$' "$work/bound.out" || true)
+read -r insert_merges <<<"$(psql_q -c "SELECT insert_merges FROM hamming_stats('big_ham')")"
+echo "# 40 inserts of 500 rows with slowed flushes: largest list after an insert $largest entries (bound $bound), $samples samples; flushes by inserting sessions so far $insert_merges"
+ok $([ "$samples" = 40 ] && [ "${largest:-999999}" -le "$bound" ] && echo 0 || echo 1) \
+	"while flushes are slow, the lists a scan reads stay within a third past the flush threshold (largest $largest, bound $bound)"
+nd_wait_for "NOT EXISTS (SELECT FROM pg_stat_activity WHERE backend_type = 'neardup merge')" 600 ||
+	echo "# a merge worker is still running"
 
 # --- 5. DDL does not wait out a background merge (on big, before 4 frees memory) -----
 echo "# ($SECONDS s)"
