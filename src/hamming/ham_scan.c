@@ -68,12 +68,6 @@
 /* Distances past the expected one that the steps still keep */
 #define HAM_KNN_SLACK		2
 
-/*
- * Entries the first flat pass of a nearest-neighbour scan keeps: enough for
- * the usual LIMIT; each further pass keeps 16 times more (up to work_mem).
- */
-#define HAM_FLAT_FIRST_WANT	100
-
 typedef struct HamLevel
 {
 	ItemPointerData *tids;
