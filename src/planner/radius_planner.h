@@ -16,6 +16,11 @@
  *	radius_selectivity.c the estimates, shared by within() and the
  *						 <@ / @> operators.
  *
+ * MinHash band lookups (`minhash_bands(..) && minhash_bands(..)`) take the
+ * same road for their estimate: the hook turns them into
+ * minhash_bands_overlap(), whose support function (band_support.c) gives
+ * the index condition back and a selectivity from the bands.
+ *
  * radius_catalog.c finds the extension's objects by name, once per backend
  * (and again after any DDL that might have moved or dropped them).
  *
@@ -48,6 +53,9 @@ typedef struct NdCatalog
 	Oid			ball_has_op;	/* hamming_ball @> simhash64 */
 	Oid			collides_op;	/* hamming_ball && hamming_ball (0.2 on;
 								 * InvalidOid before the update) */
+	Oid			bands_fn;		/* minhash_bands(int4[], int4, int4) */
+	Oid			bands_overlap_fn;	/* minhash_bands_overlap(int8[], int8[]) (0.3
+									 * on; InvalidOid before the update) */
 } NdCatalog;
 
 /* radius_catalog.c */
