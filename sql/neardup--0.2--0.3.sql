@@ -214,7 +214,7 @@ BEGIN
     EXECUTE format('LOCK TABLE %s IN SHARE MODE', source);
     EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', state);
 
-    SELECT array_agg(x.ix), array_agg(am.amname), array_agg(pg_has_role(ic.relowner, 'USAGE'))
+    SELECT array_agg(x.ix::oid), array_agg(am.amname), array_agg(pg_has_role(ic.relowner, 'USAGE'))
       INTO fp_index, fp_am, fp_mine
       FROM @extschema@.simhash_radius_indexes(source, fingerprint_column) x(ix)
       JOIN pg_class ic ON ic.oid = x.ix
