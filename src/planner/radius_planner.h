@@ -20,6 +20,9 @@
  * same road for their estimate: the hook turns them into
  * minhash_bands_overlap(), whose support function (band_support.c) gives
  * the index condition back and a selectivity from the bands.
+ * radius_index.c gives the near-duplicate constraint's index a second face,
+ * as an index on the fingerprint column, and lists the indexes on which a
+ * radius search of a column can run.
  *
  * radius_catalog.c finds the extension's objects by name, once per backend
  * (and again after any DDL that might have moved or dropped them).
@@ -80,6 +83,9 @@ extern Selectivity nd_radius_join_sel(PlannerInfo *root,
 									  Node *a, Node *b, Node *radius,
 									  SpecialJoinInfo *sjinfo);
 extern int	nd_ball_radius(PlannerInfo *root, Node *ball);
+
+/* radius_index.c */
+extern void nd_add_ball_index_faces(PlannerInfo *root, RelOptInfo *rel);
 
 /* radius_cost.c */
 extern void nd_radius_cost_setup(PlannerInfo *root, RelOptInfo *rel);

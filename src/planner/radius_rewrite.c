@@ -521,6 +521,9 @@ nd_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
 	else if (rel->reloptkind == RELOPT_OTHER_MEMBER_REL)
 		rewrite_parent_restrictions(root, rel);
 
+	/* the constraint's index answers on the fingerprint: radius_index.c */
+	nd_add_ball_index_faces(root, rel);
+
 	/* cost models of our GIN and GiST indexes: radius_cost.c */
 	nd_radius_cost_setup(root, rel);
 
