@@ -40,8 +40,9 @@ rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
 
 # The slowest jobs, started first so that the two lanes end together.
-SLOW_FIRST=(regress e2e:index_maintenance e2e:index_replica e2e:index_crash
-	e2e:index_concurrency e2e:index_workers e2e:upgrade_index)
+SLOW_FIRST=(regress e2e:index_maintenance e2e:index_replica e2e:index_small_buffers
+	e2e:index_crash e2e:large_text e2e:logical_replication e2e:index_concurrency
+	e2e:index_workers e2e:upgrade_index)
 # Jobs that change the machine: alone, after the others.
 SOLO=(e2e:package)
 
