@@ -151,3 +151,29 @@ COMMENT ON FUNCTION @extschema@.minhash_clusters(pg_catalog.text, pg_catalog.tex
     IS 'clusters of rows by MinHash LSH bands verified at a threshold (table named by text)';
 
 -- ===== end section: large radii and LSH recall =====
+
+-- ===== section: progress of long jobs (issue 29 part 5; src/dedup/progress.c, doc/dedup.md) =====
+
+/*
+ * The dedup jobs running now, for another session to watch: job, phase,
+ * a count and the phase's total (NULL when not known), and when the job
+ * and the phase started (doc/dedup.md, "Watching a long job").  Other
+ * roles' jobs show only pid and database unless the caller has their
+ * privileges or pg_read_all_stats.
+ */
+CREATE FUNCTION @extschema@.neardup_progress(OUT pid pg_catalog.int4,
+                                             OUT datid pg_catalog.oid,
+                                             OUT job pg_catalog.text,
+                                             OUT phase pg_catalog.text,
+                                             OUT done pg_catalog.int8,
+                                             OUT total pg_catalog.int8,
+                                             OUT started pg_catalog.timestamptz,
+                                             OUT phase_started pg_catalog.timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'nd_progress_sql'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE ROWS 4;
+
+COMMENT ON FUNCTION @extschema@.neardup_progress()
+    IS 'the dedup jobs running now (simhash_pairs, simhash_clusters, minhash_clusters): phase, count and total, for watching from another session';
+
+-- ===== end section: progress of long jobs =====

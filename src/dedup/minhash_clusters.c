@@ -32,6 +32,7 @@
 #include "nd_lsh_clusters.h"
 #include "nd_minhash.h"
 #include "nd_unionfind.h"
+#include "progress.h"
 #include "query_rows.h"
 
 typedef struct MinhashRows
@@ -148,6 +149,7 @@ minhash_clusters_body(FunctionCallInfo fcinfo, const char *query, float8 thresho
 	mr.cxt = cxt;
 	nd_uf_init(&mr.uf, nd_context_realloc, cxt);
 
+	nd_progress_begin("minhash_clusters");
 	nd_query_for_each_row(query, "minhash_clusters query",
 						  "Give a SELECT (or VALUES) returning an integer id and a minhash signature.",
 						  read_shape, read_row, &mr);
@@ -164,14 +166,17 @@ minhash_clusters_body(FunctionCallInfo fcinfo, const char *query, float8 thresho
 					 errmsg("%d bands of %d rows need %lld signature values",
 							bands, rows, (long long) bands * rows),
 					 errdetail("The signatures have %d values.", mr.k)));
+		nd_progress_phase("joining band buckets", -1);
 		scratch = palloc_extended(nd_lsh_clusters_scratch_size(mr.uf.n), MCXT_ALLOC_HUGE);
 		estimates = nd_lsh_clusters_run(mr.sigs, mr.uf.n, mr.k, bands, rows, threshold,
 										&mr.uf, scratch, clusters_tick, NULL);
 		elog(DEBUG1, "minhash_clusters: %u rows, %d bands of %d rows, " UINT64_FORMAT " estimates, %zu bytes",
 			 mr.uf.n, bands, rows, estimates, MemoryContextMemAllocated(cxt, true));
 		pfree(scratch);
+		nd_progress_phase("writing clusters", mr.uf.n);
 		nd_clusters_output(&mr.uf, rsinfo->setResult, rsinfo->setDesc);
 	}
+	nd_progress_end();
 
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(cxt);
