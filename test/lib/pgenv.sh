@@ -82,13 +82,24 @@ nd_corpus_list() {
 
 # Runs a psql script on the demo corpus in a throwaway cluster, building
 # and staging first.  The script gets :corpus (nd_corpus_list's file);
-# further arguments go to psql.
+# further arguments go to psql.  An error in the script (psql's exit status
+# 3) fails with psql's own message, ERROR and HINT, and its status; only
+# when the server went away (status 2) does pg_virtualenv add the server
+# log, which is then what explains it.
 nd_corpus_psql() {
-	local script=$1
+	local script=$1 status rc
 	shift
 	nd_build
 	nd_stage
 	nd_corpus_list
-	nd_in_cluster psql -X -q -v ON_ERROR_STOP=1 -v corpus="$ND_CORPUS" "$@" \
-		-f "$script" 2>&1 | grep -v '^Dropping cluster'
+	status=$(mktemp /tmp/neardup-status.XXXXXX)
+	chmod 666 "$status"
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	ND_STATUS=$status nd_in_cluster bash -c \
+		'psql "$@"; rc=$?; echo "$rc" >"$ND_STATUS"; [ "$rc" -eq 3 ] || exit "$rc"' \
+		psql -X -q -v ON_ERROR_STOP=1 -v corpus="$ND_CORPUS" "$@" \
+		-f "$script" 2>&1 | grep -v '^Dropping cluster' || true
+	rc=$(cat "$status")
+	rm -f "$status"
+	return "${rc:-1}"
 }
