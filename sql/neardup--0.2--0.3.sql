@@ -239,9 +239,16 @@ BEGIN
         RAISE EXCEPTION 'state, source, id_column, fingerprint_column and max_distance must not be null'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF max_distance < 0 OR max_distance > 15 THEN
+    IF max_distance < 0 THEN
         RAISE EXCEPTION 'max_distance must be between 0 and 15'
             USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF max_distance > 15 THEN
+        -- as simhash_pairs and simhash_clusters say it (src/dedup/pairs_args.h)
+        RAISE EXCEPTION 'max_distance must be between 0 and 15'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'Above 15 bits, unrelated 64-bit fingerprints fall within the radius by chance (1 pair in 8,800 at 17 bits), and an exact search costs as much as comparing every pair.',
+                  HINT = 'For a Jaccard threshold such as 0.8, cluster MinHash signatures with minhash_clusters(query, 0.8, recall => 0.95), or check candidates with simhash_similar_exact().';
     END IF;
     PERFORM @extschema@.dedup_check_column(source, id_column, 'id', ints);
     PERFORM @extschema@.dedup_check_column(source, fingerprint_column, 'fingerprint',
