@@ -50,7 +50,19 @@ endif
 # header changes (struct layouts are shared between files).
 $(OBJS): $(foreach d,$(SQL_DIRS) src/core,$(wildcard $(d)/*.h))
 
-.PHONY: deps demo test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall
+.PHONY: dist deps demo test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall
+
+# The release tarball (PGXN's upload, the source of a Debian orig tarball):
+# the committed tree, git archive of HEAD, as neardup-VERSION.zip in DISTDIR
+# (default: here), its files under neardup-VERSION/.  VERSION is the
+# control file's default_version; test/e2e/version_consistency.sh checks
+# that META.json, debian/changelog and the newest update script agree.
+EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
+DISTDIR    ?= .
+dist:
+	git archive --format=zip --prefix=$(EXTENSION)-$(EXTVERSION)/ \
+		-o $(DISTDIR)/$(EXTENSION)-$(EXTVERSION).zip HEAD
+	@echo "$(DISTDIR)/$(EXTENSION)-$(EXTVERSION).zip"
 
 # Debian packages the build and the tests need (installed only when missing).
 deps:

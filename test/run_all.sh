@@ -10,8 +10,7 @@
 # The suites' jobs (the unit tests, each fuzzer, the regress run, each e2e
 # script) run ND_TEST_JOBS at a time (default 2, one per core of the CI
 # machine), the slowest first; every job has its own cluster, port and
-# logs.  Scripts that change the machine itself (test/e2e/package.sh
-# installs a Debian package) run alone at the end.
+# logs.
 #
 # Every job reports how many of its checks passed and failed, and the
 # seconds it took; the last line is "N passed, N failed" over all of them,
@@ -40,11 +39,13 @@ rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
 
 # The slowest jobs, started first so that the two lanes end together.
-SLOW_FIRST=(regress e2e:index_maintenance e2e:index_replica e2e:index_small_buffers
+SLOW_FIRST=(e2e:package regress e2e:index_maintenance e2e:index_replica e2e:index_small_buffers
 	e2e:index_crash e2e:large_text e2e:logical_replication e2e:index_concurrency
 	e2e:index_workers e2e:upgrade_index)
-# Jobs that change the machine: alone, after the others.
-SOLO=(e2e:package)
+# Jobs that must run alone, after the others (none: package.sh installs
+# into the system's directories, but the other jobs' servers load the
+# staged build, which extension_destdir puts first, and it checks that).
+SOLO=()
 
 # Counts TAP lines of a log: "ok" and "not ok".
 tap_counts() {

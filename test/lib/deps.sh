@@ -12,6 +12,9 @@ packages=(
 	libipc-run-perl             # PostgreSQL's TAP framework
 	postgresql-15-cron          # the nightly job under a scheduler (e2e)
 	postgresql-15-plpgsql-check # static check of the PL/pgSQL functions (regress)
+	# the Debian package and the release (e2e package.sh, version_consistency.sh)
+	dpkg-dev debhelper postgresql-server-dev-all lintian
+	pgxnclient python3
 )
 
 missing=()
