@@ -14,5 +14,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib/pgenv.sh
 . "$ROOT/test/lib/pgenv.sh"
+# Only what the demo needs: no fuzzer, pg_cron or packaging tools.
+export ND_DEPS=build
 
 nd_corpus_psql "$ROOT/test/demo/demo.sql" -v k="${ND_DEMO_K:-3}"

@@ -39,4 +39,12 @@ echo "$out" | grep -q '^HINT:  .*minhash_clusters'
 ok $? "with the error's hint towards minhash_clusters"
 echo "$out" | grep -q 'last 100 lines'
 ok $([ $? -ne 0 ] && echo 0 || echo 1) "and without the server log"
+# make demo installs only what building and a throwaway cluster need (the
+# list deps.sh would install under the demo's setting), not the test tools.
+demo_deps=$(grep -q '^export ND_DEPS=build' "$ROOT/test/demo/run_demo.sh" &&
+	ND_DEPS=build bash "$ROOT/test/lib/deps.sh" --list | tr '\n' ' ')
+echo "# make demo's packages: $demo_deps"
+extra=$(printf '%s\n' $demo_deps | grep -E 'clang|cron|plpgsql|ipc-run|lintian|debhelper|pgxn' || true)
+ok $([ -n "$demo_deps" ] && [ -z "$extra" ] && echo 0 || echo 1) \
+	"make demo installs only the build's packages (not: ${extra:-none of the test tools})"
 echo "1..$n"

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Install, from Debian's packages, whatever the build and the tests need and
 # the machine lacks.  Runs as root (as on CI); as another user it only reports.
+#
+# ND_DEPS=build (set by `make demo`) limits it to what building neardup and
+# running a throwaway cluster need; by default it is everything `make test`
+# needs.  --list prints the packages instead of installing them.
 set -euo pipefail
 
 packages=(
@@ -8,6 +12,8 @@ packages=(
 	postgresql-server-dev-15    # PGXS, server headers, pg_regress
 	libxxhash-dev               # XXH3 (header-only, inlined)
 	gcc make
+)
+[ "${ND_DEPS:-test}" = build ] || packages+=(
 	clang libclang-rt-14-dev    # libFuzzer + sanitizers for the fuzz suite
 	libipc-run-perl             # PostgreSQL's TAP framework
 	postgresql-15-cron          # the nightly job under a scheduler (e2e)
@@ -16,6 +22,11 @@ packages=(
 	dpkg-dev debhelper postgresql-server-dev-all lintian
 	pgxnclient python3
 )
+
+if [ "${1:-}" = --list ]; then
+	printf '%s\n' "${packages[@]}"
+	exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do
