@@ -21,17 +21,20 @@
 /*
  * hamming_runs: the runs of a hamming index, oldest first, as its metapage
  * and the runs' headers give them (doc/index-hamming.md).  Owner only, as
- * hamming_stats.
+ * hamming_stats.  Given a partitioned index, the runs of each partition's
+ * index, which partition_index names.
  */
 CREATE FUNCTION @extschema@.hamming_runs(index pg_catalog.regclass,
                                          OUT run pg_catalog.int4,
                                          OUT entries pg_catalog.int8,
                                          OUT tables pg_catalog.int4,
-                                         OUT pages pg_catalog.int8)
+                                         OUT pages pg_catalog.int8,
+                                         OUT partition_index pg_catalog.regclass)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'hamming_runs'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE ROWS 8;
 
-COMMENT ON FUNCTION @extschema@.hamming_runs(pg_catalog.regclass) IS 'the runs of a hamming index, oldest first: entries when written, tables, pages (data, directory and header pages of all tables)';
+COMMENT ON FUNCTION @extschema@.hamming_runs(pg_catalog.regclass) IS 'the runs of a hamming index, oldest first: live entries, tables, pages (data, directory and header pages of all tables), and the index they belong to (of each partition, given a partitioned index)';
 
 -- ===== end section: the log-structured hamming index =====
+
