@@ -147,12 +147,12 @@ ham_check_blocks_unchanged(Oid relid)
 	systable_endscan(scan);
 	table_close(pg_class, AccessShareLock);
 
-	/* the command that altered the index holds a lock on it */
-	index = relation_open(relid, NoLock);
+	/* immediate: the command that altered the index holds a stronger lock */
+	index = relation_open(relid, AccessShareLock);
 	old_blocks = ham_blocks_of((HamOptions *) index->rd_options);
 	if (new_blocks == old_blocks || RelationGetNumberOfBlocks(index) == 0)
 	{
-		relation_close(index, NoLock);
+		relation_close(index, AccessShareLock);
 		return;
 	}
 	ham_read_snapshot(index, &snap);
@@ -165,7 +165,7 @@ ham_check_blocks_unchanged(Oid relid)
 						   snap.nblocks),
 				 errhint("Build a new index with WITH (blocks = %d), CONCURRENTLY to keep serving queries, then drop this one.",
 						 new_blocks)));
-	relation_close(index, NoLock);
+	relation_close(index, AccessShareLock);
 }
 
 static void
