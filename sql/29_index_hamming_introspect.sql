@@ -105,8 +105,9 @@ SELECT hamming_merge('hp_empty_sh');
 CREATE INDEX hp_btree ON hp (id);
 SELECT * FROM hamming_stats('hp_btree');
 
--- Owners: the partitioned index's, then each partition's, before any
--- lock on it.
+-- Owners: the partitioned index's, then every partition's, before any
+-- lock on it and before any work (a merge is not rolled back: one done
+-- before the refusal would stay).
 CREATE ROLE regress_nd_part_owner;
 CREATE ROLE regress_nd_part_other;
 ALTER TABLE hp OWNER TO regress_nd_part_owner;
@@ -119,9 +120,12 @@ SET ROLE regress_nd_part_other;
 SELECT * FROM hamming_stats('hp_sh');
 SELECT hamming_merge('hp_sh');
 RESET ROLE;
+INSERT INTO hp SELECT i, hashint8extended(i, 7)::simhash64 FROM generate_series(3101, 3150) i;
 SET ROLE regress_nd_part_owner;
 SELECT hamming_check('hp_sh');
 SELECT count(*) FROM hamming_runs('hp_sh');
+SELECT hamming_merge('hp_sh');
+SELECT pending_entries FROM hamming_stats('hp_a_sh_idx');
 ALTER TABLE hp DETACH PARTITION hp_d;
 SELECT hamming_check('hp_sh');
 SELECT blocks FROM hamming_stats('hp_sh');

@@ -876,8 +876,8 @@ ham_check_owner(Oid indexoid)
  * partition (of sub-partitions too), as find_all_inheritors orders them.
  * A plain index is neither locked nor checked here (ham_open_index does
  * both); a partitioned one is share-locked after its owner is checked, and
- * each leaf is left to ham_open_index, which checks its owner before
- * locking it in turn.
+ * the owner of every leaf is checked too, before any is locked (and again
+ * by ham_open_index when the caller opens it).
  */
 List *
 ham_leaf_indexes(Oid indexoid)
@@ -906,7 +906,11 @@ ham_leaf_indexes(Oid indexoid)
 		Oid			child = lfirst_oid(lc);
 
 		if (get_rel_relkind(child) == RELKIND_INDEX)
+		{
+			/* every owner before any work: not after checking half of them */
+			ham_check_owner(child);
 			leaves = lappend_oid(leaves, child);
+		}
 	}
 	relation_close(parent, NoLock);
 	return leaves;
