@@ -50,7 +50,7 @@ endif
 # header changes (struct layouts are shared between files).
 $(OBJS): $(foreach d,$(SQL_DIRS) src/core,$(wildcard $(d)/*.h))
 
-.PHONY: deps demo test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts
+.PHONY: deps demo test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall
 
 # Debian packages the build and the tests need (installed only when missing).
 deps:
@@ -78,7 +78,7 @@ fuzz:
 
 # Benchmarks: ratios against baselines measured in the same run.  The index
 # benchmarks take ROWS (default 1M) and more; see the scripts.
-bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale bench-inserts
+bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale bench-inserts bench-lsh-recall
 
 bench-fingerprint:
 	@bash test/bench/run_bench.sh
@@ -145,6 +145,10 @@ bench-clusters-update:
 
 bench-minhash-clusters:
 	@bash test/bench/run_minhash_clusters.sh
+
+# MinHash LSH: recall at the threshold and its cost, by choice of bands and rows
+bench-lsh-recall:
+	@bash test/bench/run_lsh_recall.sh
 
 # Coordinator + 3 postgres_fdw shards against one node, same rows (ROWS, SHARDS).
 bench-scale-out:

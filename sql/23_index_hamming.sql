@@ -274,8 +274,10 @@ INSERT INTO ham_bg
 SELECT i, ('x' || md5('bg ' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 10000) i;
 CREATE INDEX ham_bg_sh ON ham_bg USING hamming (sh) WITH (pending_limit = 64);
 SELECT * FROM hamming_stats('ham_bg_sh');
+-- Past the flush threshold (4,681 entries), short of the brake (6,241): a
+-- worker flushes, the inserting session does not.
 INSERT INTO ham_bg
-SELECT 10000 + i, ('x' || md5('bg late ' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 7000) i;
+SELECT 10000 + i, ('x' || md5('bg late ' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 5500) i;
 -- Wait (at most a minute) for the worker to be done: the lists hold less
 -- than a merge's worth and no worker runs.
 DO $$

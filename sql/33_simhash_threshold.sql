@@ -8,7 +8,7 @@
 -- The radius for a similarity and a recall; larger with recall, smaller
 -- with similarity; 0 for identical shingle sets.
 SELECT t, simhash_radius(t, 0.5) AS r50, simhash_radius(t, 0.9) AS r90,
-       simhash_radius(t, 0.95) AS r95, simhash_radius(t) AS r99,
+       simhash_radius(t, 0.95) AS r95, simhash_radius(t, 0.99) AS r99,
        simhash_radius(t, 0.999) AS r999, simhash_radius(t, 1) AS r100
 FROM unnest(ARRAY[0.3, 0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99, 1]::float8[]) AS t;
 -- simhash_recall is its inverse: the radius is the first to reach the recall.

@@ -221,6 +221,8 @@ $$;
 SELECT try($$SELECT simhash_clusters_update(NULL, 'e', 'id', 'sh', 0)$$);
 SELECT try($$SELECT simhash_clusters_update('est', 'e', 'id', 'sh', 0, NULL)$$);
 SELECT try($$SELECT simhash_clusters_update('est', 'e', 'id', 'sh', 0, 16)$$);
+-- with the DETAIL and HINT that simhash_clusters gives
+SELECT simhash_clusters_update('est', 'e', 'id', 'sh', 0, 16);
 SELECT try($$SELECT simhash_clusters_update('est', 'e', 'id', 'sh', 0, -1)$$);
 SELECT try($$SELECT simhash_clusters_update('est', 'e', 'nope', 'sh', 0)$$);
 SELECT try($$SELECT simhash_clusters_update('est', 'e', 'sh', 'id', 0)$$);

@@ -5,8 +5,9 @@
 -- The rule (doc/dedup.md): a NULL required argument -- a table, a column,
 -- a query, a radius, a threshold -- is an error, 22004 naming it, never an
 -- empty answer that reads as "no duplicates"; an argument whose NULL has a
--- meaning keeps it (blocks, bands and rows: choose; keep_order: the
--- smallest id; flag_column: delete; since: every row; deleted: find them).
+-- meaning keeps it (blocks, bands and rows: choose; recall: the default;
+-- keep_order: the smallest id; flag_column: delete; since: every row;
+-- deleted: find them).
 -- The row-level helpers simhash_band_keys and simhash_band_first are STRICT
 -- scalars: NULL in, NULL out, as PostgreSQL's own functions.
 --
@@ -61,6 +62,7 @@ SELECT q AS call, pg_temp.try(q) AS outcome FROM (VALUES
     ($$SELECT count(*) FROM minhash_clusters('na'::regclass, NULL, 'sig', 0.8, NULL, NULL)$$),
     ($$SELECT count(*) FROM minhash_clusters('na'::regclass, 'id', NULL, 0.8, NULL, NULL)$$),
     ($$SELECT count(*) FROM minhash_clusters('na'::regclass, 'id', 'sig', NULL, NULL, NULL)$$),
+    ($$SELECT count(*) FROM minhash_clusters('na'::regclass, 'id', 'sig', 0.8, NULL, NULL, NULL)$$),
     ($$SELECT count(*) FROM minhash_clusters('na'::regclass, 'id', 'sig', 0.8, NULL, 4)$$),
     ($$SELECT count(*) FROM minhash_clusters('na'::regclass, 'id', 'sig', 0.8, 4, NULL)$$),
     ($$SELECT count(*) FROM minhash_clusters(NULL::text, 'id'::text, 'sig'::text, 0.8, NULL, NULL)$$),

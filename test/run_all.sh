@@ -7,9 +7,15 @@
 #   regress  pg_regress suites (sql/, expected/) in a throwaway cluster
 #   e2e      scripted end-to-end tests (test/e2e/*.sh) in throwaway clusters
 #
-# Every suite reports how many of its checks passed and failed; the last line
-# is "N passed, N failed" over all of them, and the exit code is non-zero if
-# anything failed.
+# The suites' jobs (the unit tests, each fuzzer, the regress run, each e2e
+# script) run ND_TEST_JOBS at a time (default 2, one per core of the CI
+# machine), the slowest first; every job has its own cluster, port and
+# logs.  Scripts that change the machine itself (test/e2e/package.sh
+# installs a Debian package) run alone at the end.
+#
+# Every job reports how many of its checks passed and failed, and the
+# seconds it took; the last line is "N passed, N failed" over all of them,
+# and the exit code is non-zero if anything failed.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,21 +25,26 @@ cd "$ROOT"
 
 suites=("$@")
 [ ${#suites[@]} -eq 0 ] && suites=(unit fuzz regress e2e)
+for s in "${suites[@]}"; do
+	case "$s" in
+		unit | fuzz | regress | e2e) ;;
+		*) echo "unknown suite: $s" >&2; exit 2 ;;
+	esac
+done
 
-PASSED=0
-FAILED=0
-FAILED_NAMES=()
+JOBS=${ND_TEST_JOBS:-2}
+BUILD=$ROOT/build
+RESULTS=$BUILD/results
+mkdir -p "$BUILD"
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
 
-# record NAME PASSED FAILED: the time shown is since the previous record, so
-# that a slow suite stands out (CI should stay well under 20 minutes).
-LAST_RECORD=$SECONDS
-record() {
-	PASSED=$((PASSED + $2))
-	FAILED=$((FAILED + $3))
-	if [ "$3" -ne 0 ]; then FAILED_NAMES+=("$1"); fi
-	printf '== %-28s %4d passed, %d failed  (%ds)\n' "$1" "$2" "$3" $((SECONDS - LAST_RECORD))
-	LAST_RECORD=$SECONDS
-}
+# The slowest jobs, started first so that the two lanes end together.
+SLOW_FIRST=(regress e2e:index_maintenance e2e:index_replica e2e:index_small_buffers
+	e2e:index_crash e2e:large_text e2e:logical_replication e2e:index_concurrency
+	e2e:index_workers e2e:upgrade_index)
+# Jobs that change the machine: alone, after the others.
+SOLO=(e2e:package)
 
 # Counts TAP lines of a log: "ok" and "not ok".
 tap_counts() {
@@ -43,71 +54,86 @@ tap_counts() {
 	echo "$ok $notok"
 }
 
-BUILD=$ROOT/build
-mkdir -p "$BUILD"
+# result JOB PASSED FAILED: what a job leaves for the runner
+result() {
+	echo "$2 $3" >"$RESULTS/$1"
+}
 
-# Every suite needs the packages (the unit tests and fuzzers include
-# xxhash.h too): install what is missing before the first one runs.
-bash test/lib/deps.sh || { echo "neardup: could not install the build dependencies" >&2; exit 1; }
+# --- the jobs: each runs in a subshell, writes its log and its result ---------
 
-suite_unit() {
-	local cc=${CC:-gcc} t bin log rc
+job_unit() {
+	local cc=${CC:-gcc} t name bin log rc ok notok passed=0 failed=0
+	local flags=(-std=gnu99 -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined
+		-fno-sanitize-recover=all -DXXH_INLINE_ALL -Isrc/core)
+	local objs=$BUILD/unit-core
+	# The cores once, then each test linked against them.
+	rm -rf "$objs"
+	mkdir -p "$objs"
+	for c in src/core/*.c; do
+		if ! $cc "${flags[@]}" -c "$c" -o "$objs/$(basename "$c" .c).o" >>"$BUILD/unit.log" 2>&1; then
+			cat "$BUILD/unit.log"
+			result unit 0 1
+			return
+		fi
+	done
 	for t in test/unit/test_*.c; do
 		[ -e "$t" ] || continue
-		bin=$BUILD/$(basename "$t" .c)
-		log=$BUILD/$(basename "$t" .c).log
-		if ! $cc -std=gnu99 -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined \
-			-fno-sanitize-recover=all -DXXH_INLINE_ALL -Isrc/core \
-			src/core/*.c "$t" -o "$bin" -lm >"$log" 2>&1; then
+		name=$(basename "$t" .c)
+		bin=$BUILD/$name
+		log=$BUILD/$name.log
+		if ! $cc "${flags[@]}" "$objs"/*.o "$t" -o "$bin" -lm >"$log" 2>&1; then
+			echo "== unit $name: build failed"
 			cat "$log"
-			record "unit $(basename "$t" .c) (build)" 0 1
+			failed=$((failed + 1))
 			continue
 		fi
 		"$bin" >"$log" 2>&1
 		rc=$?
 		read -r ok notok < <(tap_counts "$log")
 		if [ $rc -ne 0 ] && [ "$notok" -eq 0 ]; then notok=1; fi
-		[ "$notok" -ne 0 ] && grep -vE '^ok ' "$log" | head -50
-		record "unit $(basename "$t" .c)" "$ok" "$notok"
+		if [ "$notok" -ne 0 ]; then
+			echo "== unit $name: $notok failed"
+			grep -vE '^ok ' "$log" | head -50
+		fi
+		echo "== unit $name: $ok passed, $notok failed"
+		passed=$((passed + ok))
+		failed=$((failed + notok))
 	done
+	result unit "$passed" "$failed"
 }
 
-suite_fuzz() {
-	local secs=${FUZZ_SECONDS:-30} f bin log
+job_fuzz() {
+	local f=test/fuzz/$1.c secs=${FUZZ_SECONDS:-30}
+	local bin=$BUILD/$1 log=$BUILD/$1.log
 	if ! command -v clang >/dev/null; then
-		record "fuzz (clang missing)" 0 1
+		echo "clang missing"
+		result "fuzz:$1" 0 1
 		return
 	fi
-	for f in test/fuzz/fuzz_*.c; do
-		[ -e "$f" ] || continue
-		bin=$BUILD/$(basename "$f" .c)
-		log=$BUILD/$(basename "$f" .c).log
-		if ! clang -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-			-DXXH_INLINE_ALL -Isrc/core src/core/*.c "$f" -o "$bin" >"$log" 2>&1; then
-			cat "$log"
-			record "fuzz $(basename "$f" .c) (build)" 0 1
-			continue
-		fi
-		mkdir -p "$BUILD/corpus-$(basename "$f" .c)"
-		# Seed corpus: the repository's own test texts.
-		if "$bin" -max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-			-print_final_stats=1 "$BUILD/corpus-$(basename "$f" .c)" test/fuzz/seeds >"$log" 2>&1; then
-			record "fuzz $(basename "$f" .c) ($(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$') runs)" 1 0
-		else
-			tail -60 "$log"
-			record "fuzz $(basename "$f" .c)" 0 1
-		fi
-	done
+	if ! clang -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-DXXH_INLINE_ALL -Isrc/core src/core/*.c "$f" -o "$bin" >"$log" 2>&1; then
+		cat "$log"
+		result "fuzz:$1" 0 1
+		return
+	fi
+	mkdir -p "$BUILD/corpus-$1"
+	# Seed corpus: the repository's own test texts.
+	if "$bin" -max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 "$BUILD/corpus-$1" test/fuzz/seeds >"$log" 2>&1; then
+		echo "$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$') runs"
+		result "fuzz:$1" 1 0
+	else
+		tail -60 "$log"
+		result "fuzz:$1" 0 1
+	fi
 }
 
-suite_regress() {
-	local log=$BUILD/regress.log
-	nd_build || { record "regress (build)" 0 1; return; }
-	nd_stage
+job_regress() {
+	local log=$BUILD/regress.log ok notok
+	# pg_regress writes results/ and regression.diffs in the tree: one run at
+	# a time (a single job).
 	rm -rf results regression.diffs regression.out
 	nd_in_cluster make -s PG_CONFIG="$ND_PG_CONFIG" installcheck >"$log" 2>&1
-	local ok notok
-	ok=$(grep -cE '^(ok|test) .* (ok|\.\.\. ok)' "$log" || true)
 	ok=$(grep -cE '(^ok [0-9]+|\.\.\. ok)' "$log" || true)
 	notok=$(grep -cE '(^not ok [0-9]+|\.\.\. FAILED)' "$log" || true)
 	if [ "$ok" -eq 0 ] && [ "$notok" -eq 0 ]; then notok=1; fi
@@ -115,30 +141,119 @@ suite_regress() {
 		cat "$log"
 		[ -f regression.diffs ] && head -200 regression.diffs
 	fi
-	record "regress (pg_regress)" "$ok" "$notok"
+	result regress "$ok" "$notok"
 }
 
-suite_e2e() {
-	local t log rc
-	nd_build || { record "e2e (build)" 0 1; return; }
-	nd_stage
-	for t in test/e2e/*.sh; do
-		[ -e "$t" ] || continue
-		log=$BUILD/e2e-$(basename "$t" .sh).log
-		bash "$t" >"$log" 2>&1
-		rc=$?
-		read -r ok notok < <(tap_counts "$log")
-		if [ $rc -ne 0 ] && [ "$notok" -eq 0 ]; then notok=1; fi
-		[ "$notok" -ne 0 ] && tail -60 "$log"
-		record "e2e $(basename "$t" .sh)" "$ok" "$notok"
-	done
+job_e2e() {
+	local t=test/e2e/$1.sh log=$BUILD/e2e-$1.log rc ok notok
+	bash "$t" >"$log" 2>&1
+	rc=$?
+	read -r ok notok < <(tap_counts "$log")
+	if [ $rc -ne 0 ] && [ "$notok" -eq 0 ]; then notok=1; fi
+	[ "$notok" -ne 0 ] && tail -60 "$log"
+	result "e2e:$1" "$ok" "$notok"
 }
 
+# run_job JOB: the job's output goes to its own file, shown when it ends
+run_job() {
+	local job=$1
+	case "$job" in
+		unit) job_unit ;;
+		fuzz:*) job_fuzz "${job#fuzz:}" ;;
+		regress) job_regress ;;
+		e2e:*) job_e2e "${job#e2e:}" ;;
+	esac >"$RESULTS/$job.out" 2>&1
+}
+
+# --- the job list ---------------------------------------------------------------
+
+# Every suite needs the packages (the unit tests and fuzzers include
+# xxhash.h too): install what is missing before the first one runs.
+bash test/lib/deps.sh || { echo "neardup: could not install the build dependencies" >&2; exit 1; }
+
+all=()
 for s in "${suites[@]}"; do
 	case "$s" in
-		unit | fuzz | regress | e2e) "suite_$s" ;;
-		*) echo "unknown suite: $s" >&2; exit 2 ;;
+		unit) all+=(unit) ;;
+		fuzz) for f in test/fuzz/fuzz_*.c; do [ -e "$f" ] && all+=("fuzz:$(basename "$f" .c)"); done ;;
+		regress) all+=(regress) ;;
+		e2e) for t in test/e2e/*.sh; do [ -e "$t" ] && all+=("e2e:$(basename "$t" .sh)"); done ;;
 	esac
+done
+
+in_list() {
+	local x=$1
+	shift
+	for y in "$@"; do [ "$x" = "$y" ] && return 0; done
+	return 1
+}
+
+parallel=()
+solo=()
+for j in "${SLOW_FIRST[@]}"; do in_list "$j" "${all[@]}" && parallel+=("$j"); done
+for j in "${all[@]}"; do
+	if in_list "$j" "${SOLO[@]}"; then
+		solo+=("$j")
+	elif ! in_list "$j" "${SLOW_FIRST[@]}"; then
+		parallel+=("$j")
+	fi
+done
+
+# The extension is built and staged once, for every job.
+if in_list regress "${all[@]}" || [ -n "$(printf '%s\n' "${all[@]}" | grep '^e2e:')" ]; then
+	if ! nd_build >"$BUILD/build.log" 2>&1; then
+		cat "$BUILD/build.log"
+		echo "== build failed"
+		echo "0 passed, 1 failed in ${SECONDS}s"
+		exit 1
+	fi
+	nd_stage
+	export ND_PREPARED=1
+fi
+
+PASSED=0
+FAILED=0
+FAILED_NAMES=()
+declare -A STARTED=() PID_JOB=()
+
+# finish JOB: count and print its result
+finish() {
+	local job=$1 ok=0 notok=1
+	[ -f "$RESULTS/$job" ] && read -r ok notok <"$RESULTS/$job"
+	if [ "$notok" -ne 0 ]; then
+		FAILED_NAMES+=("$job")
+		cat "$RESULTS/$job.out"
+	elif [ "${job%%:*}" = fuzz ]; then
+		job="$job ($(tail -1 "$RESULTS/$job.out"))"
+	fi
+	PASSED=$((PASSED + ok))
+	FAILED=$((FAILED + notok))
+	printf '== %-34s %4d passed, %d failed  (%ds)\n' "$job" "$ok" "$notok" \
+		$((SECONDS - ${STARTED[$1]}))
+}
+
+# wait_one: wait for any running job and report it
+wait_one() {
+	local pid
+	wait -n -p pid
+	finish "${PID_JOB[$pid]}"
+	unset "PID_JOB[$pid]"
+}
+
+start() {
+	STARTED[$1]=$SECONDS
+	run_job "$1" &
+	PID_JOB[$!]=$1
+}
+
+for j in "${parallel[@]}"; do
+	while [ ${#PID_JOB[@]} -ge "$JOBS" ]; do wait_one; done
+	start "$j"
+done
+while [ ${#PID_JOB[@]} -gt 0 ]; do wait_one; done
+for j in "${solo[@]}"; do
+	start "$j"
+	wait_one
 done
 
 [ ${#FAILED_NAMES[@]} -ne 0 ] && printf 'failed: %s\n' "${FAILED_NAMES[@]}"

@@ -481,3 +481,62 @@ nd_lsh_params_tick(double threshold, int k, double fp_weight, double fn_weight,
 		}
 	}
 }
+
+double
+nd_lsh_candidate_prob(double s, int bands, int rows)
+{
+	/* -expm1(b log1p(-s^r)): exact where s^r is tiny; 1 at s = 1 */
+	return -expm1(bands * log1p(-pow(s, rows)));
+}
+
+bool
+nd_lsh_params_recall(double threshold, int k, double recall, int *bands,
+					 int *rows, void (*tick) (void *arg), void *arg)
+{
+	double		s_fp[SIMPSON_N + 1],
+				w_fp[SIMPSON_N + 1];
+	double		best = INFINITY;
+	bool		found = false;
+
+	simpson_grid(0.0, threshold, s_fp, w_fp);
+	for (int r = 1; r <= k; r++)
+	{
+		double		l = log1p(-pow(threshold, r));
+		double		fp = 0.0;
+		double		guess;
+		int			b;
+
+		if (tick && (r & 255) == 0)
+			tick(arg);
+
+		/*
+		 * Smallest b with 1 - exp(b l) >= recall: b >= log1p(-recall) / l,
+		 * then nudged against rounding.  l = -inf (t = 1): one band does.
+		 * l = 0 (t^r underflows or t = 0): no b does.
+		 */
+		if (l == 0.0)
+			continue;
+		guess = isinf(l) ? 1.0 : ceil(log1p(-recall) / l);
+		if (isnan(guess))
+			continue;
+		/* inf (recall 1) and anything past k / r + 1: start there */
+		b = guess < 1.0 ? 1 : guess > k / r + 1 ? k / r + 1 : (int) guess;
+		while (b > 1 && nd_lsh_candidate_prob(threshold, b - 1, r) >= recall)
+			b--;
+		while (b <= k / r && nd_lsh_candidate_prob(threshold, b, r) < recall)
+			b++;
+		if (b > k / r)
+			continue;
+
+		for (int i = 0; i <= SIMPSON_N; i++)
+			fp += w_fp[i] * nd_lsh_candidate_prob(s_fp[i], b, r);
+		if (!found || fp < best || (fp == best && b < *bands))
+		{
+			found = true;
+			best = fp;
+			*bands = b;
+			*rows = r;
+		}
+	}
+	return found;
+}

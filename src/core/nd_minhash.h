@@ -141,4 +141,27 @@ extern void nd_lsh_params_tick(double threshold, int k, double fp_weight,
 							   double fn_weight, int *bands, int *rows,
 							   void (*tick) (void *arg), void *arg);
 
+/*
+ * P(s) = 1 - (1 - s^rows)^bands: the probability that a pair of Jaccard
+ * similarity s agrees on at least one of the bands, i.e. becomes a
+ * candidate.  s in [0, 1].
+ */
+extern double nd_lsh_candidate_prob(double s, int bands, int rows);
+
+/*
+ * (bands, rows), bands * rows <= k, such that a pair of similarity
+ * `threshold` becomes a candidate with probability at least `recall`, and
+ * among those the one with the least area under P(s) for s in [0, t]
+ * (datasketch's false-positive term: the candidates below the threshold,
+ * which cost a check each and are thrown away); ties go to fewer bands.
+ * For each rows the smallest bands reaching the recall is the cheapest, so
+ * the search is O(k) candidates, not O(k log k).  Returns false (and sets
+ * nothing) when no (bands, rows) reaches `recall`: the best is k bands of
+ * one row, P(t) = 1 - (1 - t)^k, and recall 1 is reached only at t = 1.
+ * tick as for nd_lsh_params_tick (may be NULL).
+ */
+extern bool nd_lsh_params_recall(double threshold, int k, double recall,
+								 int *bands, int *rows,
+								 void (*tick) (void *arg), void *arg);
+
 #endif							/* ND_MINHASH_H */

@@ -28,6 +28,7 @@
 #include "allpairs_scan.h"
 #include "nd_allpairs.h"
 #include "pairs_args.h"
+#include "progress.h"
 #include "query_rows.h"
 #include "simhash64.h"
 
@@ -87,6 +88,7 @@ scan_table_start(void *arg, int t)
 {
 	ScanRun    *run = (ScanRun *) arg;
 
+	nd_progress_done(t);
 	elog(DEBUG1, "%s: table %d of %d", run->spec->fname, t + 1, run->plan.ntables);
 }
 
@@ -309,6 +311,7 @@ nd_allpairs_scan_begin(FunctionCallInfo fcinfo, const char *query, const NdAllPa
 	int			blocks = spec->blocks;
 
 	nd_check_pairs_args(spec->k, spec->auto_blocks, spec->blocks);
+	nd_progress_begin(spec->fname);
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "all-pairs scan",
 								ALLOCSET_DEFAULT_SIZES);
@@ -357,9 +360,13 @@ nd_allpairs_scan_begin(FunctionCallInfo fcinfo, const char *query, const NdAllPa
 		}
 		elog(DEBUG1, "%s: " UINT64_FORMAT " rows, %d blocks, %d tables, in memory",
 			 spec->fname, run->total, run->plan.nblocks, run->plan.ntables);
+		nd_progress_phase("searching tables", run->plan.ntables);
 	}
 	else
+	{
 		batched_init(run);
+		nd_progress_phase("searching tables in batches", run->plan.ntables);
+	}
 	MemoryContextSwitchTo(oldcxt);
 	return run;
 }
@@ -442,6 +449,7 @@ nd_allpairs_scan_end(NdAllPairsScan *run)
 	if (run->spill != NULL)
 		BufFileClose(run->spill);
 	MemoryContextDelete(run->cxt);
+	nd_progress_end();
 }
 
 void

@@ -32,6 +32,7 @@
 #include "nd_lsh_clusters.h"
 #include "nd_minhash.h"
 #include "nd_unionfind.h"
+#include "progress.h"
 #include "query_rows.h"
 
 typedef struct MinhashRows
@@ -113,11 +114,13 @@ clusters_tick(void *arg)
 /*
  * The body of every form: query NULL gives no rows; threshold must be in
  * [0, 1]; bands and rows both given (positive, bands * rows <= num_perm)
- * or both NULL (chosen as minhash_lsh_params(threshold, num_perm) does).
+ * or both NULL (chosen as minhash_lsh_params(threshold, num_perm) does, or,
+ * with recall > 0 (checked), as minhash_lsh_params(threshold, num_perm,
+ * recall => recall) does).
  */
 static void
 minhash_clusters_body(FunctionCallInfo fcinfo, const char *query, float8 threshold,
-					  bool auto_bands, int32 bands, int32 rows)
+					  bool auto_bands, int32 bands, int32 rows, float8 recall)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext cxt,
@@ -144,13 +147,16 @@ minhash_clusters_body(FunctionCallInfo fcinfo, const char *query, float8 thresho
 	mr.cxt = cxt;
 	nd_uf_init(&mr.uf, nd_context_realloc, cxt);
 
+	nd_progress_begin("minhash_clusters");
 	nd_query_for_each_row(query, "minhash_clusters query",
 						  "Give a SELECT (or VALUES) returning an integer id and a minhash signature.",
 						  read_shape, read_row, &mr);
 
 	if (mr.uf.n > 0)
 	{
-		if (auto_bands)
+		if (auto_bands && recall > 0.0)
+			nd_lsh_params_for_recall(threshold, mr.k, recall, &bands, &rows);
+		else if (auto_bands)
 			nd_lsh_params_tick(threshold, mr.k, 0.5, 0.5, &bands, &rows, clusters_tick, NULL);
 		else if ((int64) bands * rows > mr.k)
 			ereport(ERROR,
@@ -158,14 +164,17 @@ minhash_clusters_body(FunctionCallInfo fcinfo, const char *query, float8 thresho
 					 errmsg("%d bands of %d rows need %lld signature values",
 							bands, rows, (long long) bands * rows),
 					 errdetail("The signatures have %d values.", mr.k)));
+		nd_progress_phase("joining band buckets", -1);
 		scratch = palloc_extended(nd_lsh_clusters_scratch_size(mr.uf.n), MCXT_ALLOC_HUGE);
 		estimates = nd_lsh_clusters_run(mr.sigs, mr.uf.n, mr.k, bands, rows, threshold,
 										&mr.uf, scratch, clusters_tick, NULL);
 		elog(DEBUG1, "minhash_clusters: %u rows, %d bands of %d rows, " UINT64_FORMAT " estimates, %zu bytes",
 			 mr.uf.n, bands, rows, estimates, MemoryContextMemAllocated(cxt, true));
 		pfree(scratch);
+		nd_progress_phase("writing clusters", mr.uf.n);
 		nd_clusters_output(&mr.uf, rsinfo->setResult, rsinfo->setDesc);
 	}
+	nd_progress_end();
 
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(cxt);
@@ -199,19 +208,41 @@ auto_bands_args(FunctionCallInfo fcinfo, int argno)
 	return PG_ARGISNULL(argno);
 }
 
+/*
+ * recall at argno: 0.3's forms have it (NULL: not asked for, -1 here), 0.2's
+ * do not.  It picks bands and rows, so it excludes giving them.
+ */
+static float8
+recall_arg(FunctionCallInfo fcinfo, int argno, bool auto_bands)
+{
+	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
+		return -1.0;
+	if (!auto_bands)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("recall cannot be given with bands and rows"),
+				 errhint("recall chooses bands and rows: give either recall or bands and rows.")));
+	/* NaN and negative values get the range error, not "not asked for" */
+	nd_check_lsh_recall(PG_GETARG_FLOAT8(argno));
+	return PG_GETARG_FLOAT8(argno);
+}
+
 static void
 call_body(FunctionCallInfo fcinfo, const char *query, int targ)
 {
 	bool		auto_bands = auto_bands_args(fcinfo, targ + 1);
+	float8		threshold = threshold_arg(fcinfo, targ);
+	float8		recall = recall_arg(fcinfo, targ + 3, auto_bands);
 
-	minhash_clusters_body(fcinfo, query, threshold_arg(fcinfo, targ), auto_bands,
+	minhash_clusters_body(fcinfo, query, threshold, auto_bands,
 						  auto_bands ? 0 : PG_GETARG_INT32(targ + 1),
-						  auto_bands ? 0 : PG_GETARG_INT32(targ + 2));
+						  auto_bands ? 0 : PG_GETARG_INT32(targ + 2),
+						  recall);
 }
 
 /*
  * minhash_clusters(query text, threshold float8 DEFAULT 0.8, bands int4
- * DEFAULT NULL, rows int4 DEFAULT NULL)
+ * DEFAULT NULL, rows int4 DEFAULT NULL[, recall float8 DEFAULT NULL])
  */
 PG_FUNCTION_INFO_V1(minhash_clusters_query);
 Datum
@@ -225,7 +256,7 @@ minhash_clusters_query(PG_FUNCTION_ARGS)
 
 /*
  * minhash_clusters(source regclass, id_column name, signature_column name,
- * threshold, bands, rows)
+ * threshold, bands, rows[, recall])
  */
 PG_FUNCTION_INFO_V1(minhash_clusters_rel);
 Datum

@@ -18,6 +18,7 @@
 #include "utils/lsyscache.h"
 #include "utils/portal.h"
 
+#include "progress.h"
 #include "query_rows.h"
 
 #define FETCH_ROWS	10000
@@ -37,6 +38,7 @@ nd_query_for_each_row(const char *query, const char *what, const char *hint,
 {
 	SPIPlanPtr	plan;
 	Portal		portal;
+	int64		read = 0;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -51,6 +53,7 @@ nd_query_for_each_row(const char *query, const char *what, const char *hint,
 				 errhint("%s", hint)));
 	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
 	shape(portal->tupDesc, arg);
+	nd_progress_phase("reading rows", -1);
 
 	for (;;)
 	{
@@ -71,6 +74,8 @@ nd_query_for_each_row(const char *query, const char *what, const char *hint,
 			row(values, nulls, arg);
 		}
 		SPI_freetuptable(tt);
+		read += SPI_processed;
+		nd_progress_done(read);
 	}
 	SPI_cursor_close(portal);
 	SPI_finish();

@@ -30,6 +30,7 @@
 #include "cluster_output.h"
 #include "nd_allpairs.h"
 #include "nd_unionfind.h"
+#include "progress.h"
 #include "context_realloc.h"
 
 typedef struct ClustersRun
@@ -74,6 +75,7 @@ clusters_body(FunctionCallInfo fcinfo, const char *query, int k, bool auto_block
 	nd_uf_init(&cr.uf, nd_context_realloc, cxt);
 	cr.edges = 0;
 
+	nd_progress_begin("simhash_clusters");
 	spec.fname = "simhash_clusters";
 	spec.k = k;
 	spec.auto_blocks = auto_blocks;
@@ -93,7 +95,9 @@ clusters_body(FunctionCallInfo fcinfo, const char *query, int k, bool auto_block
 	 */
 	elog(DEBUG2, "simhash_clusters: %zu bytes of sets",
 		 MemoryContextMemAllocated(cxt, true));
+	nd_progress_phase("writing clusters", cr.uf.n);
 	nd_clusters_output(&cr.uf, rsinfo->setResult, rsinfo->setDesc);
+	nd_progress_end();
 
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(cxt);

@@ -171,6 +171,7 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	{
 		int			first = 0;
 		double		rest = 0;
+		double		bounded = 0;
 
 		/* the distance of a random code's nearest neighbour */
 		while (first < radius && ntuples * nd_binomial_within(first) < 1.0)
@@ -182,6 +183,20 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 						  2 * flat * share[r]);
 			rest += Min(ham_mih_cost(&layout, ntuples * share[r], radius, spc_random_page_cost),
 						3 * flat * share[r]);
+			bounded += Min(ham_mih_cost(&layout, ntuples * share[r], radius, spc_random_page_cost),
+						   flat * share[r]);
+		}
+
+		/*
+		 * A radius condition that leaves few rows bounds the scan: the steps
+		 * to the radius, or one flat pass (which keeps the first
+		 * HAM_FLAT_FIRST_WANT rows), find them all, so the scan costs no more
+		 * than the radius search alone.  More rows take further passes.
+		 */
+		if (radius < 64 && rows <= HAM_FLAT_FIRST_WANT && search + rest > bounded)
+		{
+			search = Min(search, bounded);
+			rest = bounded - search;
 		}
 		*indexStartupCost = descent + qual_arg_cost + search;
 		*indexTotalCost = *indexStartupCost + rest + rows * cpu_index_tuple_cost;

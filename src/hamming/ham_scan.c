@@ -41,6 +41,7 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
+#include "pgstat.h"
 #include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -67,12 +68,6 @@
 
 /* Distances past the expected one that the steps still keep */
 #define HAM_KNN_SLACK		2
-
-/*
- * Entries the first flat pass of a nearest-neighbour scan keeps: enough for
- * the usual LIMIT; each further pass keeps 16 times more (up to work_mem).
- */
-#define HAM_FLAT_FIRST_WANT	100
 
 typedef struct HamLevel
 {
@@ -469,6 +464,8 @@ ham_scan_start(IndexScanDesc scan)
 
 	so->started = true;
 	so->returned = 0;
+	/* pg_stat_user_indexes.idx_scan: how a user sees that the index is used */
+	pgstat_count_index_scan(index);
 	so->emit_level = 0;
 	so->emit_src = 0;
 	so->emit_pos = 0;

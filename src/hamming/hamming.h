@@ -273,6 +273,13 @@ typedef struct HamRunDir
 } HamRunDir;
 
 /* The metapage as read at the start of a scan */
+/*
+ * Entries the first flat pass of a nearest-neighbour scan keeps: enough for
+ * the usual LIMIT; each further pass keeps 16 times more (up to work_mem).
+ * The cost estimate relies on it too.
+ */
+#define HAM_FLAT_FIRST_WANT	100
+
 typedef struct HamSnapshot
 {
 	int			nblocks;

@@ -23,4 +23,9 @@ extern const uint32 *nd_minhash_sig_arg(FunctionCallInfo fcinfo, int argno, int 
 /* The same checks on a detoasted int4[] value. */
 extern const uint32 *nd_minhash_sig_array(ArrayType *arr, int *len);
 
+/* LSH parameters for a recall at a threshold (minhash_lsh.c) */
+extern void nd_check_lsh_recall(float8 recall);
+extern void nd_lsh_params_for_recall(float8 threshold, int k, float8 recall,
+									 int *bands, int *rows);
+
 #endif							/* MINHASH_H */

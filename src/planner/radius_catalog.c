@@ -148,6 +148,10 @@ nd_catalog(void)
 									   c.hamming_ball_type, c.simhash64_type);
 		c.collides_op = nd_lookup_oper("&&", nsp,
 									   c.hamming_ball_type, c.hamming_ball_type);
+		c.bands_fn = nd_lookup_func("minhash_bands", nsp, 3,
+									INT4ARRAYOID, INT4OID, INT4OID);
+		c.bands_overlap_fn = nd_lookup_func("minhash_bands_overlap", nsp, 2,
+											INT8ARRAYOID, INT8ARRAYOID, InvalidOid);
 		c.installed = OidIsValid(c.hamming_fn) && OidIsValid(c.distance_fn) &&
 			OidIsValid(c.within_fn) && OidIsValid(c.ball_fn) &&
 			OidIsValid(c.in_ball_op) && OidIsValid(c.ball_has_op);

@@ -16,6 +16,14 @@
  *	radius_selectivity.c the estimates, shared by within() and the
  *						 <@ / @> operators.
  *
+ * MinHash band lookups (`minhash_bands(..) && minhash_bands(..)`) take the
+ * same road for their estimate: the hook turns them into
+ * minhash_bands_overlap(), whose support function (band_support.c) gives
+ * the index condition back and a selectivity from the bands.
+ * radius_index.c gives the near-duplicate constraint's index a second face,
+ * as an index on the fingerprint column, and lists the indexes on which a
+ * radius search of a column can run.
+ *
  * radius_catalog.c finds the extension's objects by name, once per backend
  * (and again after any DDL that might have moved or dropped them).
  *
@@ -48,6 +56,9 @@ typedef struct NdCatalog
 	Oid			ball_has_op;	/* hamming_ball @> simhash64 */
 	Oid			collides_op;	/* hamming_ball && hamming_ball (0.2 on;
 								 * InvalidOid before the update) */
+	Oid			bands_fn;		/* minhash_bands(int4[], int4, int4) */
+	Oid			bands_overlap_fn;	/* minhash_bands_overlap(int8[], int8[]) (0.3
+									 * on; InvalidOid before the update) */
 } NdCatalog;
 
 /* radius_catalog.c */
@@ -72,6 +83,9 @@ extern Selectivity nd_radius_join_sel(PlannerInfo *root,
 									  Node *a, Node *b, Node *radius,
 									  SpecialJoinInfo *sjinfo);
 extern int	nd_ball_radius(PlannerInfo *root, Node *ball);
+
+/* radius_index.c */
+extern void nd_add_ball_index_faces(PlannerInfo *root, RelOptInfo *rel);
 
 /* radius_cost.c */
 extern void nd_radius_cost_setup(PlannerInfo *root, RelOptInfo *rel);

@@ -27,6 +27,10 @@
  * and the distance is at least 0), and idempotent: its output contains no
  * comparison it would rewrite again.
  *
+ * The same pass turns a MinHash band lookup, `minhash_bands(..) &&
+ * minhash_bands(..)`, into minhash_bands_overlap(), the same test with an
+ * estimate from the bands (band_support.c).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -333,6 +337,39 @@ rewritable(Node *node, RewriteContext *cxt, DistanceBound *db, List **args)
 	return *args != NIL && !distance_is_indexed(cxt->root, db->distance);
 }
 
+/* Is this a call of minhash_bands(), under any relabeling? */
+static bool
+is_bands_call(Node *node, const NdCatalog *cat)
+{
+	while (node && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	return node && IsA(node, FuncExpr) && ((FuncExpr *) node)->funcid == cat->bands_fn;
+}
+
+/*
+ * Should this node become minhash_bands_overlap()?  The built-in array
+ * overlap with a minhash_bands() call on either side (band_support.c says
+ * why).
+ */
+static bool
+band_lookup(Node *node, RewriteContext *cxt)
+{
+	OpExpr	   *op;
+
+	if (!IsA(node, OpExpr))
+		return false;
+	op = (OpExpr *) node;
+	if (list_length(op->args) != 2 || opexpr_funcid(op) != F_ARRAYOVERLAP)
+		return false;
+	if (cxt->cat == NULL)
+		cxt->cat = nd_catalog();
+	if (!cxt->cat->installed || !OidIsValid(cxt->cat->bands_overlap_fn) ||
+		!OidIsValid(cxt->cat->bands_fn))
+		return false;
+	return is_bands_call(linitial(op->args), cxt->cat) ||
+		is_bands_call(lsecond(op->args), cxt->cat);
+}
+
 /* Walk first, so that trees with nothing to rewrite are not copied. */
 static bool
 rewrite_needed_walker(Node *node, void *context)
@@ -342,7 +379,8 @@ rewrite_needed_walker(Node *node, void *context)
 
 	if (node == NULL || IsA(node, Query))
 		return false;
-	if (rewritable(node, (RewriteContext *) context, &db, &args))
+	if (rewritable(node, (RewriteContext *) context, &db, &args) ||
+		band_lookup(node, (RewriteContext *) context))
 		return true;
 	return expression_tree_walker(node, rewrite_needed_walker, context);
 }
@@ -372,6 +410,18 @@ rewrite_mutator(Node *node, void *context)
 							  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 		within->location = ((OpExpr *) node)->location;
 		return (Node *) within;
+	}
+	if (band_lookup(node, cxt))
+	{
+		OpExpr	   *op = (OpExpr *) node;
+		FuncExpr   *overlap;
+
+		overlap = makeFuncExpr(cxt->cat->bands_overlap_fn, BOOLOID,
+							   list_make2(rewrite_mutator(linitial(op->args), context),
+										  rewrite_mutator(lsecond(op->args), context)),
+							   InvalidOid, op->inputcollid, COERCE_EXPLICIT_CALL);
+		overlap->location = op->location;
+		return (Node *) overlap;
 	}
 
 	return expression_tree_mutator(node, rewrite_mutator, context);
@@ -470,6 +520,9 @@ nd_get_relation_info(PlannerInfo *root, Oid relationObjectId, bool inhparent,
 		rewrite_jointree((Node *) root->parse->jointree, &cxt);
 	else if (rel->reloptkind == RELOPT_OTHER_MEMBER_REL)
 		rewrite_parent_restrictions(root, rel);
+
+	/* the constraint's index answers on the fingerprint: radius_index.c */
+	nd_add_ball_index_faces(root, rel);
 
 	/* cost models of our GIN and GiST indexes: radius_cost.c */
 	nd_radius_cost_setup(root, rel);

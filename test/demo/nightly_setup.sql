@@ -1,7 +1,8 @@
 -- Once, before the first nightly run (doc/dedup.md, "A nightly job"):
 -- the job's state (a cluster id per row in a cluster, the changes of its
--- last run, the rows deleted since, how far it got), the flag it sets, and the GIN index its probes
--- use.  Idempotent.
+-- last run, the rows deleted since, how far it got), the flag it sets, and the hamming index its
+-- probes use (any index simhash_radius_indexes() lists will do: the README's, GIN, GiST, the
+-- near-duplicate constraint's).  Idempotent.
 CREATE TABLE IF NOT EXISTS dedup_cluster (
     id         bigint PRIMARY KEY,
     cluster_id bigint NOT NULL      -- the smallest id of the cluster
@@ -29,4 +30,4 @@ CREATE TABLE IF NOT EXISTS dedup_state (
 );
 INSERT INTO dedup_state VALUES ('doc', NULL) ON CONFLICT DO NOTHING;
 ALTER TABLE doc ADD COLUMN IF NOT EXISTS is_dup boolean NOT NULL DEFAULT false;
-CREATE INDEX IF NOT EXISTS doc_sh_gin ON doc USING gin (sh);
+CREATE INDEX IF NOT EXISTS doc_sh ON doc USING hamming (sh);

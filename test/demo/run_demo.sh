@@ -7,7 +7,8 @@
 # /usr/share/doc/*/copyright file -- fingerprints it with simhash(), and prints
 # the groups of near-duplicate documents it finds.  Nothing is left running.
 #
-# Environment: ND_DEMO_K (Hamming radius, default 3, at most 15).
+# Environment: ND_DEMO_K (Hamming radius, default 3, at most 15: beyond
+# that simhash_pairs refuses, with a hint, and the demo stops there).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

@@ -29,4 +29,14 @@ echo "$out" | sed -n '/^One lookup/,$p' |
 	awk -F'|' 'NF == 3 && $3 ~ /^ *[0-9.]+ *$/ { n++; if ($3 + 0 < 0.8) bad = 1 } END { exit (bad || n == 0) }'
 ok $? "the lookup returns texts, none below exact Jaccard 0.8"
 if [ $rc -ne 0 ] || [ "$n" -eq 0 ]; then echo "$out" | tail -30 | sed 's/^/# /'; fi
+# A radius the all-pairs job refuses: the demo stops with the server's
+# error and its hint, and no dump of the server log (which pg_virtualenv
+# prints for any failing command).
+out=$(ND_DEMO_K=16 make -s -C "$ROOT" demo 2>&1)
+rc=$?
+ok $([ $rc -ne 0 ] && echo 0 || echo 1) "ND_DEMO_K=16 fails (status $rc)"
+echo "$out" | grep -q '^HINT:  .*minhash_clusters'
+ok $? "with the error's hint towards minhash_clusters"
+echo "$out" | grep -q 'last 100 lines'
+ok $([ $? -ne 0 ] && echo 0 || echo 1) "and without the server log"
 echo "1..$n"

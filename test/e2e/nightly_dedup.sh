@@ -12,7 +12,8 @@
 #   - every cluster has exactly one unflagged row, the longest text (ties:
 #     the smallest id); rows in no pair are not flagged;
 #   - no two unflagged rows are near-duplicates;
-#   - night 3 probes the GIN index once per new row; each edited copy is
+#   - night 3 probes the hamming index for each new row, and no night
+#     falls back to a full run silently (a NOTICE says why); each edited copy is
 #     in its original's cluster and, being longer, is now the row kept;
 #   - night 4 changes nothing, also when the job's text is sent as one
 #     command string (as pg_cron does);
@@ -62,7 +63,7 @@ psql_q -c "INSERT INTO doc (id, name, body)
 	FROM (SELECT * FROM doc WHERE NOT is_dup ORDER BY octet_length(body) DESC, id LIMIT 5) x"
 # Index scans so far (statistics reach the view with a delay: wait for
 # the counter to move).
-nd_scans() { psql_q -c "SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'doc_sh_gin'"; }
+nd_scans() { psql_q -c "SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'doc_sh'"; }
 scans_before=$(nd_scans)
 echo "# five edited copies of long texts arrive"
 night 3
@@ -104,7 +105,9 @@ ok $([ "$flagged" -gt 0 ] && echo 0 || echo 1) "the corpus has duplicates to fla
 r=$(psql_q -c "SELECT count(*) FROM dedup_change")
 grep -qE '^ +0 *$' <(sed -n '/flags_changed/,/row/p' "/tmp/nd-night-$$-4") && [ "$r" = 0 ]
 ok $? "night 4 (nothing new) changes no cluster ($r) and no flag"
-ok $([ "$scans_after" -eq $((scans_before + 5)) ] && echo 0 || echo 1) "night 3 probed the GIN index once for each of its five new rows ($scans_before -> $scans_after scans)"
+ok $([ "$scans_after" -eq $((scans_before + 5)) ] && echo 0 || echo 1) "night 3 probed the hamming index once for each of its five new rows ($scans_before -> $scans_after scans)"
+grep -q 'NOTICE:  simhash_clusters_update: a full run: [0-9]* new rows of' "/tmp/nd-night-$$-2" && ! grep -q 'a full run' "/tmp/nd-night-$$-3"
+ok $? "night 2's full run says why at NOTICE (many new rows); night 3's probes say nothing"
 r=$(psql_q -c "SELECT count(*) FROM doc c JOIN doc o ON o.name || ' (edited)' = c.name
 	JOIN dedup_cluster co ON co.id = o.id JOIN dedup_cluster cc ON cc.id = c.id AND cc.cluster_id = co.cluster_id
 	WHERE c.id > 10000 AND NOT c.is_dup AND o.is_dup")

@@ -15,7 +15,11 @@ ND_PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 # shellcheck source=ports.sh
 . "$ND_ROOT/test/lib/ports.sh"
 
+# The test runner builds and stages once and exports ND_PREPARED=1: its
+# jobs run side by side, and a second `make install` into the staging
+# directory could rewrite neardup.so while another job's server loads it.
 nd_build() {
+	[ "${ND_PREPARED:-}" = 1 ] && return 0
 	bash "$ND_ROOT/test/lib/deps.sh"
 	make -C "$ND_ROOT" -s PG_CONFIG="$ND_PG_CONFIG" >/dev/null
 }
@@ -38,6 +42,7 @@ nd_stage() {
 		export ND_STAGE
 		trap nd_cleanup EXIT
 	fi
+	[ "${ND_PREPARED:-}" = 1 ] && return 0
 	make -C "$ND_ROOT" -s PG_CONFIG="$ND_PG_CONFIG" install DESTDIR="$ND_STAGE" >/dev/null
 	chmod -R a+rX "$ND_STAGE"
 }
@@ -56,6 +61,10 @@ nd_in_cluster() {
 	port=$(nd_free_port)
 	# -t: cluster in a temporary directory even as root; LANG=C keeps
 	# server messages and collation stable for pg_regress.
+	# Every pg_virtualenv cluster is called 15/regress, and would share
+	# /var/run/postgresql/15-regress.pid, which pg_ctlcluster consults:
+	# one of its own, named after the port.
+	opts+=(-o "external_pid_file=/tmp/nd-cluster-$port.pid")
 	LANG=C.UTF-8 LC_ALL=C.UTF-8 pg_virtualenv -t -v 15 -c "-p $port" \
 		-i "--encoding=UTF8 --locale=C.UTF-8" "${opts[@]}" "$@"
 }
@@ -73,13 +82,24 @@ nd_corpus_list() {
 
 # Runs a psql script on the demo corpus in a throwaway cluster, building
 # and staging first.  The script gets :corpus (nd_corpus_list's file);
-# further arguments go to psql.
+# further arguments go to psql.  An error in the script (psql's exit status
+# 3) fails with psql's own message, ERROR and HINT, and its status; only
+# when the server went away (status 2) does pg_virtualenv add the server
+# log, which is then what explains it.
 nd_corpus_psql() {
-	local script=$1
+	local script=$1 status rc
 	shift
 	nd_build
 	nd_stage
 	nd_corpus_list
-	nd_in_cluster psql -X -q -v ON_ERROR_STOP=1 -v corpus="$ND_CORPUS" "$@" \
-		-f "$script" 2>&1 | grep -v '^Dropping cluster'
+	status=$(mktemp /tmp/neardup-status.XXXXXX)
+	chmod 666 "$status"
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	ND_STATUS=$status nd_in_cluster bash -c \
+		'psql "$@"; rc=$?; echo "$rc" >"$ND_STATUS"; [ "$rc" -eq 3 ] || exit "$rc"' \
+		psql -X -q -v ON_ERROR_STOP=1 -v corpus="$ND_CORPUS" "$@" \
+		-f "$script" 2>&1 | grep -v '^Dropping cluster' || true
+	rc=$(cat "$status")
+	rm -f "$status"
+	return "${rc:-1}"
 }

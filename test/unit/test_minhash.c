@@ -350,6 +350,88 @@ test_lsh_params(void)
 	ok(b == 1 && r == 1, "one perm: (1, 1)");
 }
 
+/* area under P(s) on [0, t], by the midpoint rule on a fine grid */
+static double
+fp_area(double t, int b, int r)
+{
+	double		sum = 0.0;
+	int			n = 4000;
+
+	for (int i = 0; i < n; i++)
+		sum += nd_lsh_candidate_prob((i + 0.5) * t / n, b, r);
+	return sum * t / n;
+}
+
+static void
+test_lsh_recall(void)
+{
+	static const double ts[] = {0.5, 0.7, 0.8, 0.9};
+	static const double recalls[] = {0.5, 0.9, 0.95, 0.99};
+	int			b,
+				r;
+	double		p,
+				max_recall;
+
+	/* the numbers of the issue: datasketch's 9 x 13 at 0.8 */
+	p = nd_lsh_candidate_prob(0.8, 9, 13);
+	ok(fabs(p - 0.3988) < 1e-4, "P(0.8) at 9 x 13: %.4f", p);
+	p = nd_lsh_candidate_prob(0.9, 9, 13);
+	ok(fabs(p - 0.9286) < 1e-4, "P(0.9) at 9 x 13: %.4f", p);
+	ok(nd_lsh_candidate_prob(1.0, 3, 5) == 1.0 && nd_lsh_candidate_prob(0.0, 3, 5) == 0.0,
+	   "P(1) = 1, P(0) = 0");
+
+	/* against a search of every (b, r), with an independent integral */
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 4; j++)
+		{
+			double		t = ts[i],
+						want = recalls[j],
+						area,
+						best = INFINITY;
+			int			cheaper = 0;
+
+			if (!nd_lsh_params_recall(t, 128, want, &b, &r, NULL, NULL))
+			{
+				ok(0, "t=%.2f recall %.2f: found", t, want);
+				continue;
+			}
+			area = fp_area(t, b, r);
+			for (int rr = 1; rr <= 128; rr++)
+				for (int bb = 1; bb * rr <= 128; bb++)
+					if (nd_lsh_candidate_prob(t, bb, rr) >= want)
+					{
+						double		a = fp_area(t, bb, rr);
+
+						if (a < best)
+							best = a;
+						if (a < area * (1 - 1e-6))
+							cheaper++;
+					}
+			ok(b * r <= 128 && nd_lsh_candidate_prob(t, b, r) >= want && cheaper == 0,
+			   "t=%.2f recall %.2f: %d x %d, P(t) %.4f, area %.5f (least %.5f)",
+			   t, want, b, r, nd_lsh_candidate_prob(t, b, r), area, best);
+		}
+
+	/* 0.95 at 0.8 costs more candidates than the default, and finds more */
+	nd_lsh_params_recall(0.8, 128, 0.95, &b, &r, NULL, NULL);
+	ok(fp_area(0.8, b, r) > fp_area(0.8, 9, 13) &&
+	   nd_lsh_candidate_prob(0.8, b, r) > nd_lsh_candidate_prob(0.8, 9, 13),
+	   "recall 0.95 at 0.8: %d x %d against 9 x 13", b, r);
+
+	/* the reachable limit: k bands of one row */
+	max_recall = nd_lsh_candidate_prob(0.3, 8, 1);
+	ok(nd_lsh_params_recall(0.3, 8, max_recall, &b, &r, NULL, NULL) && b == 8 && r == 1,
+	   "recall 1 - 0.7^8 at 0.3, 8 perms: %d x %d", b, r);
+	ok(!nd_lsh_params_recall(0.3, 8, nd_lsh_candidate_prob(0.3, 8, 1) + 1e-9, &b, &r, NULL, NULL),
+	   "just above the reachable recall: none");
+	ok(!nd_lsh_params_recall(0.5, 16, 1.0, &b, &r, NULL, NULL), "recall 1 below t = 1: none");
+	ok(!nd_lsh_params_recall(0.0, 128, 0.5, &b, &r, NULL, NULL), "threshold 0: none");
+	ok(nd_lsh_params_recall(1.0, 128, 1.0, &b, &r, NULL, NULL) && b == 1 && r == 128,
+	   "t = 1: one band of every value (%d x %d)", b, r);
+	ok(nd_lsh_params_recall(0.5, 1, 0.5, &b, &r, NULL, NULL) && b == 1 && r == 1,
+	   "one perm, recall 0.5 at 0.5: (1, 1)");
+}
+
 static void
 test_bbit_packing(void)
 {
@@ -497,6 +579,7 @@ main(void)
 	test_exact();
 	test_bands();
 	test_lsh_params();
+	test_lsh_recall();
 	test_bbit_packing();
 	test_bbit_estimates();
 	return tap_done();

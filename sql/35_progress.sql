@@ -1,0 +1,69 @@
+--
+-- neardup_progress(): the dedup jobs running now (issue 29, part 5).
+-- Seen from inside the job's own query (a NOTICE when a row is read, and
+-- through a cursor left open); test/e2e/progress.sh watches from another
+-- session.  The row goes at the job's end, at commit, and when the job
+-- fails, also inside an exception block.
+--
+CREATE TABLE pt AS
+SELECT i::bigint AS id, (hashint8extended(i / 2, 0))::simhash64 AS sh,
+       minhash('w' || i || ' w' || (i % 7) || ' w' || (i % 11)) AS sig
+FROM generate_series(1, 30000) i;
+
+-- at rows 1 and 25,000: what neardup_progress() says of this session
+CREATE FUNCTION pg_temp.watch(id bigint) RETURNS bool LANGUAGE plpgsql AS $$
+DECLARE
+    r record;
+BEGIN
+    IF id IN (1, 25000) THEN
+        FOR r IN SELECT * FROM neardup_progress() WHERE pid = pg_backend_pid() LOOP
+            RAISE NOTICE 'row %: % | % | done % | total % | started in this transaction: %', id,
+                r.job, r.phase, r.done, coalesce(r.total::text, 'null'),
+                r.started >= now() AND r.phase_started >= r.started;
+        END LOOP;
+    END IF;
+    RETURN true;
+END
+$$;
+
+SELECT count(*) FROM neardup_progress() WHERE pid = pg_backend_pid();
+SELECT count(*) FROM simhash_clusters('SELECT id, sh FROM pt WHERE pg_temp.watch(id)', 3);
+SELECT count(*) FROM simhash_pairs('SELECT id, sh FROM pt WHERE pg_temp.watch(id)', 3);
+SELECT count(*) FROM minhash_clusters('SELECT id, sig FROM pt WHERE pg_temp.watch(id)', 0.8);
+-- nested: a job run by the query of another keeps the outer job's name
+SELECT count(*) FROM simhash_clusters(
+    'SELECT p.id, p.sh FROM pt p WHERE pg_temp.watch(p.id)
+       AND EXISTS (SELECT FROM minhash_clusters(''SELECT 1::bigint, NULL::int4[] WHERE pg_temp.watch(25000)'') WHERE p.id = 1)
+        OR p.id > 1', 3);
+-- and none left afterwards
+SELECT count(*) FROM neardup_progress() WHERE pid = pg_backend_pid();
+
+-- A streamed simhash_pairs under a cursor: searching its tables until the
+-- cursor is read to the end or the transaction ends.
+BEGIN;
+DECLARE c CURSOR FOR SELECT (simhash_pairs('SELECT id, sh FROM pt', 3)).*;
+FETCH 1 FROM c;
+SELECT job, phase, done <= total AS done_within_total, total FROM neardup_progress() WHERE pid = pg_backend_pid();
+-- another role sees that a job runs, not which
+CREATE ROLE regress_progress_other;
+SET ROLE regress_progress_other;
+SELECT job IS NULL AND phase IS NULL AND done IS NULL AS hidden, datid IS NOT NULL AS datid_shown
+FROM neardup_progress() WHERE pid = pg_backend_pid();
+RESET ROLE;
+DROP ROLE regress_progress_other;
+COMMIT;
+SELECT count(*) FROM neardup_progress() WHERE pid = pg_backend_pid();
+
+-- a job that fails leaves nothing, at top level and in an exception block,
+-- and the next job is reported again
+SELECT count(*) FROM simhash_clusters('SELECT id, sh FROM pt WHERE 1 / (id - 25000) > -2');
+SELECT count(*) FROM neardup_progress() WHERE pid = pg_backend_pid();
+DO $$
+BEGIN
+    PERFORM simhash_clusters('SELECT id, sh FROM pt WHERE 1 / (id - 25000) > -2');
+EXCEPTION WHEN division_by_zero THEN
+    RAISE NOTICE 'caught; rows of this session: %',
+        (SELECT count(*) FROM neardup_progress() WHERE pid = pg_backend_pid());
+END
+$$;
+SELECT count(*) FROM minhash_clusters('SELECT id, sig FROM pt WHERE id > 24990 AND pg_temp.watch(id)', 0.8);

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# End-to-end: another session watches a long dedup job through
+# neardup_progress().  Session A runs simhash_clusters over a query that
+# stops at row 25,000 on an advisory lock session B holds; B waits until A
+# is blocked on that lock (pg_stat_activity: a state, not a time), then
+# sees A's job, phase and count; once B lets go, A finishes and its row is
+# gone.  The same for a job that fails, and for minhash_clusters.  A role
+# without A's privileges sees the row without its details.  Prints TAP.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../lib/pgenv.sh
+. "$ROOT/test/lib/pgenv.sh"
+[ -n "${ND_STAGE:-}" ] || { nd_build; nd_stage; }
+export ND_E2E_LIB=$ROOT/test/e2e/lib
+
+nd_in_cluster bash -s <<'SCRIPT'
+set -euo pipefail
+. "$ND_E2E_LIB/common.sh"
+work=$(mktemp -d /tmp/nd-progress.XXXXXX)
+chmod 777 "$work"
+trap 'rm -rf "$work"' EXIT
+
+psql_q -c "CREATE EXTENSION neardup" -c "
+CREATE TABLE pt AS SELECT i::bigint AS id, (hashint8extended(i, 0) # (i % 1000))::simhash64 AS sh,
+                          minhash('w' || i || ' w' || (i % 7) || ' w' || (i % 11)) AS sig
+FROM generate_series(1, 30000) i;
+CREATE ROLE watcher;"
+
+# The job's query blocks at row 25,000 while lock 42 is held elsewhere.
+blocking_query() {
+	echo "SELECT id, $1 FROM pt WHERE CASE WHEN id = 25000 THEN pg_advisory_lock_shared(42)::text = '' ELSE true END"
+}
+
+# watch JOB COLUMN EXPECTED_PHASE: B holds the lock, A runs JOB, B looks.
+watch() {
+	local job=$1 col=$2 pid row after rc
+	psql_q -c "SELECT pg_advisory_lock(42), pg_sleep(1e6)" -o /dev/null 2>/dev/null &
+	local holder=$!
+	nd_wait_for "EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 42 AND granted)"
+	psql_q -c "SELECT count(*) FROM $job('$(blocking_query "$col" | sed "s/'/''/g")')" \
+		-c "SELECT pg_advisory_unlock_shared(42)" >"$work/a.out" 2>&1 &
+	local a=$!
+	nd_wait_for "EXISTS (SELECT FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE '%$job%')"
+	ok $? "$job: session A waits on the lock at row 25,000"
+	pid=$(psql_q -c "SELECT pid FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE '%$job%'")
+	row=$(psql_q -c "SELECT job || ' | ' || phase || ' | ' || done || ' | ' || coalesce(total::text, 'null') || ' | ' || (started <= phase_started)
+	                 FROM neardup_progress() WHERE pid = $pid")
+	echo "# $row"
+	[ "$row" = "$job | reading rows | 20000 | null | true" ]
+	ok $? "$job: session B sees A's job, phase and rows read so far"
+	row=$(psql_q -c "SET ROLE watcher" -c "SELECT coalesce(job, 'hidden') FROM neardup_progress() WHERE pid = $pid")
+	[ "$row" = hidden ]
+	ok $? "$job: a role without A's privileges sees only that a job runs ($row)"
+	psql_q -o /dev/null -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_advisory_lock(42)%'"
+	wait "$holder" || true
+	rc=0
+	wait "$a" || rc=$?
+	sed 's/^/# A: /' "$work/a.out"
+	[ $rc -eq 0 ]
+	ok $? "$job: A finishes once the lock is free"
+	after=$(psql_q -c "SELECT count(*) FROM neardup_progress() WHERE pid = $pid")
+	[ "$after" = 0 ]
+	ok $? "$job: and its row is gone ($after)"
+}
+
+watch simhash_clusters sh
+watch minhash_clusters sig
+
+# A job that fails (a division by zero at row 25,000) leaves no row, and
+# the next job of the same session is reported again.
+out=$(psql_q -c "SELECT count(*) FROM simhash_clusters('SELECT id, sh FROM pt WHERE 1 / (id - 25000) > -2')" 2>&1 || true)
+echo "# $out"
+out=$(psql_q -c "DO \$\$ BEGIN PERFORM simhash_clusters('SELECT id, sh FROM pt WHERE 1 / (id - 25000) > -2'); EXCEPTION WHEN division_by_zero THEN END \$\$" \
+	-c "SELECT count(*) FROM neardup_progress() WHERE pid = pg_backend_pid()")
+[ "$out" = 0 ]
+ok $? "a job that failed inside an exception block leaves no row behind ($out)"
+echo "1..$n"
+SCRIPT
