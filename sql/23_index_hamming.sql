@@ -268,8 +268,7 @@ SELECT hamming_check('ham_doc_sh', true);
 -- the option off, the inserting session merges before its INSERT returns.
 -- 10,000 rows, a pending limit of 4,681 entries, 7,000 inserts: one merge,
 -- done by a worker (insert_merges stays 0); then, option off, 7,000 more
--- inserts: one merge, by the session.  (The metapage counts a list's
--- entries page by page, not those of its last page.)
+-- inserts: one merge, by the session.
 CREATE TABLE ham_bg (id int, sh simhash64) WITH (autovacuum_enabled = off);  -- VACUUM merges too
 INSERT INTO ham_bg
 SELECT i, ('x' || md5('bg ' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 10000) i;

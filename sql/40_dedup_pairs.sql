@@ -81,7 +81,7 @@ ORDER BY 1, 2;
 SELECT * FROM simhash_pairs($$SELECT * FROM (VALUES (1, '00000000000000ff'::simhash64),
                                                    (2, '00000000000000fe'), (3, '0000000000000000'),
                                                    (4, NULL)) v$$, 8) ORDER BY 1, 2;
--- Empty and one-row inputs; NULL source.
+-- Empty and one-row inputs; a NULL query or source is an error (22004).
 SELECT count(*) FROM simhash_pairs('SELECT id, sh FROM dp WHERE false', 3);
 SELECT count(*) FROM simhash_pairs('SELECT 1, ''0000000000000000''::simhash64', 3);
 SELECT count(*) FROM simhash_pairs(NULL::text, 3);

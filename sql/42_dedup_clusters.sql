@@ -21,7 +21,7 @@ $$) ORDER BY cluster_id, id;
 
 -- No pairs, no rows.
 SELECT count(*) FROM dedup_clusters('SELECT 1, 2 WHERE false');
--- STRICT: a NULL query gives no rows.
+-- A NULL query is an error (22004); 0.2's STRICT function gave no rows.
 SELECT count(*) FROM dedup_clusters(NULL);
 
 -- A random graph: 1500 vertices, 900 edges from md5, plus planted

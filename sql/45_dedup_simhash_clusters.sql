@@ -113,7 +113,7 @@ SELECT (SELECT count(*) FROM simhash_clusters('dc'::regclass, 'id', 'sh', 2)) AS
        (SELECT count(*) FROM simhash_clusters('SELECT id::int::dc_id, sh FROM dc', 2)) AS query_form;
 DROP DOMAIN dc_id;
 
--- Edge cases: empty, one row, only NULLs, NULL arguments.
+-- Edge cases: empty, one row, only NULLs, NULL arguments (22004).
 SELECT count(*) FROM simhash_clusters('SELECT 1::int, NULL::simhash64 WHERE false');
 SELECT * FROM simhash_clusters('SELECT 1::int, ''0000000000000000''::simhash64');
 SELECT * FROM simhash_clusters('SELECT 1::int, NULL::simhash64');

@@ -45,7 +45,7 @@ SELECT q, pg_temp.err(q) FROM (VALUES
     ('SELECT * FROM simhash_pairs(''hd; DROP TABLE hd'', ''id'', ''sh'')'),
     ('SELECT * FROM simhash_pairs(0::regclass, ''id'', ''sh'')')
 ) v(q);
--- NULL query or relation: no pairs
+-- NULL query, relation or column: an error naming it (22004)
 SELECT count(*) FROM simhash_pairs(NULL::text, 3);
 SELECT count(*) FROM simhash_pairs(NULL::regclass, 'id', 'sh');
 SELECT count(*) FROM simhash_pairs('hd', NULL, 'sh');
@@ -86,7 +86,7 @@ SELECT * FROM dedup_clusters($$VALUES (NULL::int8, 1::int8), (2, NULL), (3, 3),
 SELECT * FROM dedup_clusters($$SELECT c.id, c.cluster_id FROM dedup_clusters(
     'SELECT id_a, id_b FROM simhash_pairs(''hd'', ''id'', ''sh'', 0)') c$$) ORDER BY 1;
 
--- keep_order is SQL of the caller's: a broken one is a plain syntax error
+-- keep_order is SQL of the caller's: a broken one is its syntax error, named as keep_order's
 SELECT pg_temp.err($$SELECT * FROM dedup_representatives('hd', 'id', 'SELECT 1, 2', 'id; DROP TABLE hd')$$);
 SELECT count(*) FROM hd;
 -- an empty keep_order means none (smallest id), as NULL does

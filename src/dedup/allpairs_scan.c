@@ -465,25 +465,16 @@ nd_allpairs_scan(FunctionCallInfo fcinfo, const char *query, const NdAllPairsSpe
 
 /* ---- the argument forms ---- */
 
-static void
-check_max_distance(FunctionCallInfo fcinfo, int argno)
-{
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("max_distance must not be null")));
-}
-
-/* (query text, max_distance int4 DEFAULT 3, blocks int4 DEFAULT NULL) */
+/*
+ * (query text, max_distance int4 DEFAULT 3, blocks int4 DEFAULT NULL): a
+ * NULL query or max_distance is an error (nd_require_arg), a NULL blocks
+ * means "choose".
+ */
 void
 nd_allpairs_query_form(FunctionCallInfo fcinfo, nd_allpairs_body body)
 {
-	check_max_distance(fcinfo, 1);
-	if (PG_ARGISNULL(0))
-	{
-		body(fcinfo, NULL, 0, true, 0);
-		return;
-	}
+	nd_require_arg(fcinfo, 0, "query");
+	nd_require_arg(fcinfo, 1, "max_distance");
 	body(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)), PG_GETARG_INT32(1),
 		 PG_ARGISNULL(2), PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2));
 }
@@ -500,25 +491,21 @@ rel_form(FunctionCallInfo fcinfo, nd_allpairs_body body, const char *query)
 		 PG_ARGISNULL(4), PG_ARGISNULL(4) ? 0 : PG_GETARG_INT32(4));
 }
 
-/* A NULL max_distance is an error; a NULL source or column, no rows. */
-static bool
-rel_args_missing(FunctionCallInfo fcinfo, nd_allpairs_body body)
+/* A NULL source, column or max_distance is an error (nd_require_arg). */
+static void
+rel_args_check(FunctionCallInfo fcinfo)
 {
-	check_max_distance(fcinfo, 3);
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
-	{
-		body(fcinfo, NULL, 0, true, 0);
-		return true;
-	}
-	return false;
+	nd_require_arg(fcinfo, 0, "source");
+	nd_require_arg(fcinfo, 1, "id_column");
+	nd_require_arg(fcinfo, 2, "fingerprint_column");
+	nd_require_arg(fcinfo, 3, "max_distance");
 }
 
 /* (source regclass, id_column name, fingerprint_column name, max_distance, blocks) */
 void
 nd_allpairs_rel_form(FunctionCallInfo fcinfo, nd_allpairs_body body)
 {
-	if (rel_args_missing(fcinfo, body))
-		return;
+	rel_args_check(fcinfo);
 	rel_form(fcinfo, body, nd_rel_query(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)),
 										NameStr(*PG_GETARG_NAME(2))));
 }
@@ -531,8 +518,7 @@ nd_allpairs_rel_form(FunctionCallInfo fcinfo, nd_allpairs_body body)
 void
 nd_allpairs_relname_form(FunctionCallInfo fcinfo, nd_allpairs_body body)
 {
-	if (rel_args_missing(fcinfo, body))
-		return;
+	rel_args_check(fcinfo);
 	rel_form(fcinfo, body, nd_relname_query(PG_GETARG_TEXT_PP(0), PG_GETARG_TEXT_PP(1),
 											PG_GETARG_TEXT_PP(2)));
 }

@@ -79,9 +79,9 @@ extern void nd_allpairs_scan_end(NdAllPairsScan *scan);
  * The SQL argument forms, checked the same way for each function; they
  * call body with the query to read.  Forms: (query text, max_distance,
  * blocks); (source regclass, id_column name, fingerprint_column name,
- * max_distance, blocks); the same with text arguments.  A NULL max_distance
- * is an error (22004); a NULL query, source or column gives an empty result,
- * for which body is called with query = NULL.
+ * max_distance, blocks); the same with text arguments.  A NULL query,
+ * source, column or max_distance is an error (22004, nd_require_arg); a
+ * NULL blocks means "choose".
  */
 typedef void (*nd_allpairs_body) (FunctionCallInfo fcinfo, const char *query,
 								  int k, bool auto_blocks, int blocks);

@@ -132,12 +132,16 @@ PG_FUNCTION_INFO_V1(nd_dedup_clusters);
 Datum
 nd_dedup_clusters(PG_FUNCTION_ARGS)
 {
-	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *query;
 	MemoryContext ctx;
 	nd_unionfind uf;
 	idmap_hash *map;
 	ClusterInput in;
+
+	/* 0.3 declares it CALLED ON NULL INPUT; 0.1 and 0.2 declared it STRICT */
+	nd_require_arg(fcinfo, 0, "pairs_query");
+	query = text_to_cstring(PG_GETARG_TEXT_PP(0));
 
 	/* checks that the caller accepts a set; the output spills past work_mem */
 	InitMaterializedSRF(fcinfo, 0);

@@ -139,8 +139,6 @@ minhash_clusters_body(FunctionCallInfo fcinfo, const char *query, float8 thresho
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bands and rows must be positive"),
 				 errdetail("bands is %d and rows is %d.", bands, rows)));
-	if (query == NULL)
-		return;
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "minhash_clusters",
 								ALLOCSET_DEFAULT_SIZES);
@@ -185,11 +183,18 @@ minhash_clusters_body(FunctionCallInfo fcinfo, const char *query, float8 thresho
 static float8
 threshold_arg(FunctionCallInfo fcinfo, int argno)
 {
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("threshold must not be null")));
+	nd_require_arg(fcinfo, argno, "threshold");
 	return PG_GETARG_FLOAT8(argno);
+}
+
+/* the table forms' source and columns: NULL is an error (nd_require_arg) */
+static void
+rel_args_check(FunctionCallInfo fcinfo)
+{
+	nd_require_arg(fcinfo, 0, "source");
+	nd_require_arg(fcinfo, 1, "id_column");
+	nd_require_arg(fcinfo, 2, "signature_column");
+	nd_require_arg(fcinfo, 3, "threshold");
 }
 
 /* bands and rows at argno, argno + 1: both NULL (auto) or both given */
@@ -243,7 +248,9 @@ PG_FUNCTION_INFO_V1(minhash_clusters_query);
 Datum
 minhash_clusters_query(PG_FUNCTION_ARGS)
 {
-	call_body(fcinfo, PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0)), 1);
+	nd_require_arg(fcinfo, 0, "query");
+	nd_require_arg(fcinfo, 1, "threshold");
+	call_body(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)), 1);
 	return (Datum) 0;
 }
 
@@ -255,11 +262,9 @@ PG_FUNCTION_INFO_V1(minhash_clusters_rel);
 Datum
 minhash_clusters_rel(PG_FUNCTION_ARGS)
 {
-	bool		missing = PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2);
-
-	call_body(fcinfo, missing ? NULL :
-			  nd_rel_query(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)),
-						   NameStr(*PG_GETARG_NAME(2))), 3);
+	rel_args_check(fcinfo);
+	call_body(fcinfo, nd_rel_query(PG_GETARG_OID(0), NameStr(*PG_GETARG_NAME(1)),
+								   NameStr(*PG_GETARG_NAME(2))), 3);
 	return (Datum) 0;
 }
 
@@ -268,10 +273,8 @@ PG_FUNCTION_INFO_V1(minhash_clusters_relname);
 Datum
 minhash_clusters_relname(PG_FUNCTION_ARGS)
 {
-	bool		missing = PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2);
-
-	call_body(fcinfo, missing ? NULL :
-			  nd_relname_query(PG_GETARG_TEXT_PP(0), PG_GETARG_TEXT_PP(1),
-							   PG_GETARG_TEXT_PP(2)), 3);
+	rel_args_check(fcinfo);
+	call_body(fcinfo, nd_relname_query(PG_GETARG_TEXT_PP(0), PG_GETARG_TEXT_PP(1),
+									   PG_GETARG_TEXT_PP(2)), 3);
 	return (Datum) 0;
 }

@@ -63,8 +63,6 @@ pairs_materialize(FunctionCallInfo fcinfo, const char *query, int k, bool auto_b
 	NdAllPairsSpec spec = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (query == NULL)
-		return;
 	out.tupstore = rsinfo->setResult;
 	out.tupdesc = rsinfo->setDesc;
 	spec.fname = "simhash_pairs";
@@ -117,8 +115,6 @@ pairs_begin(FunctionCallInfo fcinfo, const char *query, int k, bool auto_blocks,
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	PairsStream *st;
 
-	if (query == NULL)
-		return;
 	st = palloc0(sizeof(PairsStream));
 	st->spec.fname = "simhash_pairs";
 	st->spec.k = k;

@@ -24,6 +24,15 @@
 #define FETCH_ROWS	10000
 
 void
+nd_require_arg(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", name)));
+}
+
+void
 nd_query_for_each_row(const char *query, const char *what, const char *hint,
 					  nd_query_shape_fn shape, nd_query_row_fn row, void *arg)
 {

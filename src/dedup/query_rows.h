@@ -12,6 +12,7 @@
 #include "postgres.h"
 
 #include "access/tupdesc.h"
+#include "fmgr.h"
 
 /* checks the query's columns before the first row is read */
 typedef void (*nd_query_shape_fn) (TupleDesc desc, void *arg);
@@ -36,6 +37,15 @@ extern char *nd_rel_query(Oid relid, const char *col1, const char *col2);
  * literals.
  */
 extern char *nd_relname_query(text *relname, text *col1, text *col2);
+
+/*
+ * The dedup family's rule for NULL arguments (doc/dedup.md): a required
+ * argument (a table, a column, a query, a radius, a threshold) that is
+ * NULL is an error, 22004 naming it -- never an empty answer that looks
+ * like "no duplicates".  Arguments whose NULL means something (blocks,
+ * bands and rows: choose) are not checked.
+ */
+extern void nd_require_arg(FunctionCallInfo fcinfo, int argno, const char *name);
 
 extern bool nd_is_int_type(Oid basetype);
 extern int64 nd_int_datum(Datum d, Oid basetype);

@@ -67,8 +67,6 @@ clusters_body(FunctionCallInfo fcinfo, const char *query, int k, bool auto_block
 	NdAllPairsSpec spec = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (query == NULL)
-		return;
 
 	/* the sets, in a context of their own: freed at once at the end */
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_clusters",

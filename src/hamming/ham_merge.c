@@ -752,29 +752,37 @@ ham_recycle(Relation index)
 /*
  * hamming_merge(index): merge the pending list into the run now, as VACUUM
  * would; returns the number of entries merged.  Waits for a merge or VACUUM
- * under way.
+ * under way.  Given a partitioned index, merges the index of every
+ * partition, one after the other, and returns the sum.
  */
 PG_FUNCTION_INFO_V1(hamming_merge);
 Datum
 hamming_merge(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
-	Relation	index;
-	int64		merged = 0;
+	int64		total = 0;
+	ListCell   *lc;
 
 	if (RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("recovery is in progress"),
 				 errhint("A hamming index cannot be merged during recovery.")));
-	index = ham_open_index(indexoid, RowExclusiveLock);
-	if (!index->rd_index->indisready)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("index \"%s\" is not ready", RelationGetRelationName(index)),
-				 errdetail("CREATE INDEX CONCURRENTLY or REINDEX CONCURRENTLY is still building it.")));
-	ham_merge(index, true, false, &merged);
-	index_close(index, RowExclusiveLock);
+	foreach(lc, ham_leaf_indexes(indexoid))
+	{
+		Relation	index = ham_open_index(lfirst_oid(lc), RowExclusiveLock);
+		int64		merged = 0;
+
+		if (!index->rd_index->indisready)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("index \"%s\" is not ready", RelationGetRelationName(index)),
+					 errdetail("CREATE INDEX CONCURRENTLY or REINDEX CONCURRENTLY is still building it.")));
+		ham_merge(index, true, false, &merged);
+		index_close(index, RowExclusiveLock);
+		total += merged;
+		CHECK_FOR_INTERRUPTS();
+	}
 
 	/*
 	 * A merge is not undone by a rollback, and the caller expects it to
@@ -783,5 +791,5 @@ hamming_merge(PG_FUNCTION_ARGS)
 	 */
 	if (XactLastRecEnd != InvalidXLogRecPtr)
 		XLogFlush(XactLastRecEnd);
-	PG_RETURN_INT64(merged);
+	PG_RETURN_INT64(total);
 }

@@ -13,7 +13,14 @@
 #include "access/reloptions.h"
 #include "access/rmgr.h"
 #include "access/xloginsert.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
 #include "commands/progress.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
@@ -23,23 +30,42 @@
 #include "storage/smgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "hamming.h"
 #include "radius_planner.h"
 
+/*
+ * Four blocks: an index of about 56 bytes a row, and, from 100K to 100M
+ * codes, fewer pages read than three blocks at every radius up to 12
+ * (doc/index-hamming.md).
+ */
+#define HAM_DEFAULT_BLOCKS	4
+
 static relopt_kind ham_relopt_kind;
 static relopt_parse_elt ham_relopt_tab[3];
+static object_access_hook_type prev_object_access_hook = NULL;
+
+static void ham_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
+							  void *arg);
 
 void
 ham_init_reloptions(void)
 {
 	ham_relopt_kind = add_reloption_kind();
+
+	/*
+	 * Any integer passes here, so that ham_options gives every bad value
+	 * the one message (the valid values are not a range).
+	 */
 	add_int_reloption(ham_relopt_kind, "blocks",
 					  "Blocks the 64 bits are cut into: one sorted table each (0: the default, 4)",
-					  0, 0, HAM_MAX_TABLES, AccessExclusiveLock);
+					  0, PG_INT32_MIN, PG_INT32_MAX, AccessExclusiveLock);
 	ham_relopt_tab[0].optname = "blocks";
 	ham_relopt_tab[0].opttype = RELOPT_TYPE_INT;
 	ham_relopt_tab[0].offset = offsetof(HamOptions, blocks);
@@ -55,6 +81,100 @@ ham_init_reloptions(void)
 	ham_relopt_tab[2].optname = "background_merge";
 	ham_relopt_tab[2].opttype = RELOPT_TYPE_BOOL;
 	ham_relopt_tab[2].offset = offsetof(HamOptions, background_merge);
+
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = ham_object_access;
+}
+
+/* Blocks the option asks for: 0 asks for the default */
+static int
+ham_blocks_of(HamOptions *opts)
+{
+	return opts && opts->blocks != 0 ? opts->blocks : HAM_DEFAULT_BLOCKS;
+}
+
+/*
+ * ALTER INDEX ... SET (blocks = n) or RESET (blocks) on a hamming index
+ * whose runs have another number of tables is refused: every run has the
+ * metapage's number of tables, so the option could only apply when the
+ * index is built anew, and an option that \d+ shows but the index does not
+ * follow misleads (issue 29).  A change to the count the index already has
+ * is allowed.  Called after the catalog row is updated, before the command
+ * ends (the row is seen with SnapshotSelf, as sepgsql does); the relcache
+ * entry still has the old options.
+ */
+static void
+ham_check_blocks_unchanged(Oid relid)
+{
+	Oid			hamming_am = get_index_am_oid("hamming", true);
+	HeapTuple	classtup;
+	Relation	index,
+				pg_class;
+	SysScanDesc scan;
+	ScanKeyData key;
+	Datum		reloptions;
+	bool		isnull;
+	int			old_blocks,
+				new_blocks;
+	HamOptions *opts;
+	HamSnapshot snap;
+
+	if (!OidIsValid(hamming_am) || get_rel_relkind(relid) != RELKIND_INDEX)
+		return;
+	classtup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(classtup))
+		return;
+	isnull = ((Form_pg_class) GETSTRUCT(classtup))->relam != hamming_am;
+	ReleaseSysCache(classtup);
+	if (isnull)
+		return;
+
+	pg_class = table_open(RelationRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_class_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(pg_class, ClassOidIndexId, true, SnapshotSelf, 1, &key);
+	classtup = systable_getnext(scan);
+	if (!HeapTupleIsValid(classtup))
+	{
+		systable_endscan(scan);
+		table_close(pg_class, AccessShareLock);
+		return;
+	}
+	reloptions = heap_getattr(classtup, Anum_pg_class_reloptions, RelationGetDescr(pg_class),
+							  &isnull);
+	opts = isnull ? NULL : (HamOptions *) ham_options(reloptions, false);
+	new_blocks = ham_blocks_of(opts);
+	systable_endscan(scan);
+	table_close(pg_class, AccessShareLock);
+
+	/* immediate: the command that altered the index holds a stronger lock */
+	index = relation_open(relid, AccessShareLock);
+	old_blocks = ham_blocks_of((HamOptions *) index->rd_options);
+	if (new_blocks == old_blocks || RelationGetNumberOfBlocks(index) == 0)
+	{
+		relation_close(index, AccessShareLock);
+		return;
+	}
+	ham_read_snapshot(index, &snap);
+	if (new_blocks != snap.nblocks)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change option \"blocks\" of hamming index \"%s\"",
+						RelationGetRelationName(index)),
+				 errdetail("Its runs have %d tables; \"blocks\" applies only when an index is built.",
+						   snap.nblocks),
+				 errhint("Build a new index with WITH (blocks = %d), CONCURRENTLY to keep serving queries, then drop this one.",
+						 new_blocks)));
+	relation_close(index, AccessShareLock);
+}
+
+static void
+ham_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_POST_ALTER && classId == RelationRelationId && subId == 0)
+		ham_check_blocks_unchanged(objectId);
 }
 
 bytea *
@@ -65,28 +185,20 @@ ham_options(Datum reloptions, bool validate)
 	opts = (HamOptions *) build_reloptions(reloptions, validate, ham_relopt_kind,
 										   sizeof(HamOptions), ham_relopt_tab,
 										   lengthof(ham_relopt_tab));
-	if (opts && opts->blocks != 0 && opts->blocks < HAM_MIN_TABLES)
+	if (opts && opts->blocks != 0 &&
+		(opts->blocks < HAM_MIN_TABLES || opts->blocks > HAM_MAX_TABLES))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("value %d out of bounds for option \"blocks\"", opts->blocks),
-				 errdetail("Valid values are 0 (the default) and between \"%d\" and \"%d\".",
-						   HAM_MIN_TABLES, HAM_MAX_TABLES)));
+				 errdetail("Valid values are 0 (the default, %d blocks) and %d to %d.",
+						   HAM_DEFAULT_BLOCKS, HAM_MIN_TABLES, HAM_MAX_TABLES)));
 	return (bytea *) opts;
 }
-
-/*
- * Four blocks: an index of about 56 bytes a row, and, from 100K to 100M
- * codes, fewer pages read than three blocks at every radius up to 12
- * (doc/index-hamming.md).
- */
-#define HAM_DEFAULT_BLOCKS	4
 
 int
 ham_option_blocks(Relation index)
 {
-	HamOptions *opts = (HamOptions *) index->rd_options;
-
-	return opts && opts->blocks != 0 ? opts->blocks : HAM_DEFAULT_BLOCKS;
+	return ham_blocks_of((HamOptions *) index->rd_options);
 }
 
 /* Pending entries beyond which an insert merges the list into the run */
@@ -488,6 +600,7 @@ ham_list_append(Relation index, int which, uint64 code, ItemPointer tid, HamSnap
 		GenericXLogState *state;
 		Buffer		buf,
 					tailbuf = InvalidBuffer;
+		uint16		tail_entries = 0;
 		Page		page,
 					metapage;
 		HamPageOpaque opaque;
@@ -531,6 +644,7 @@ ham_list_append(Relation index, int which, uint64 code, ItemPointer tid, HamSnap
 		{
 			tailbuf = ReadBuffer(index, tail);
 			LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+			tail_entries = HamPageGetOpaque(BufferGetPage(tailbuf))->nentries;
 		}
 		state = GenericXLogStart(index);
 		metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
@@ -552,8 +666,13 @@ ham_list_append(Relation index, int which, uint64 code, ItemPointer tid, HamSnap
 			list->head = BufferGetBlockNumber(buf);
 		list->tail = BufferGetBlockNumber(buf);
 		list->npages++;
-		/* entries are counted a page at a time: a page holds one more now */
-		list->nentries = (uint64) (list->npages - 1) * HAM_PAGE_CAPACITY + 1;
+		/*
+		 * Entries are counted a page at a time, as appends to the tail do
+		 * not write the metapage: the tail counts as one, and the old tail
+		 * now counts for what it holds (less VACUUM may have removed).
+		 */
+		list->nentries = tailbuf == InvalidBuffer ? 1 :
+			(list->nentries > 0 ? list->nentries - 1 : 0) + tail_entries + 1;
 		GenericXLogFinish(state);
 		if (tailbuf != InvalidBuffer)
 			UnlockReleaseBuffer(tailbuf);
@@ -563,6 +682,32 @@ ham_list_append(Relation index, int which, uint64 code, ItemPointer tid, HamSnap
 		UnlockReleaseBuffer(metabuf);
 		return;
 	}
+}
+
+/*
+ * The entries of a list now: the metapage's count, which counts the tail
+ * page as one entry (ham_list_append), with the tail's own count instead.
+ * A tail that moved since the snapshot was read gives the metapage's count.
+ */
+uint64
+ham_list_entries(Relation index, const HamList *list)
+{
+	Buffer		buf;
+	Page		page;
+	HamPageOpaque opaque;
+	uint64		n = list->nentries;
+
+	if (list->tail == InvalidBlockNumber)
+		return n;
+	buf = ReadBuffer(index, list->tail);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	opaque = HamPageGetOpaque(page);
+	if (!PageIsNew(page) && opaque->page_id == HAM_PAGE_ID && opaque->kind == HAM_KIND_LIST &&
+		opaque->epoch == list->epoch && opaque->next == InvalidBlockNumber)
+		n = (list->nentries > 0 ? list->nentries - 1 : 0) + opaque->nentries;
+	UnlockReleaseBuffer(buf);
+	return n;
 }
 
 /* The metapage of an unlogged index's init fork, as contrib/bloom writes it. */
@@ -723,6 +868,52 @@ ham_check_owner(Oid indexoid)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("relation with OID %u does not exist", indexoid)));
 	aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, name);
+}
+
+/*
+ * The indexes one of the SQL functions given `indexoid` works on: that
+ * index, or, for a partitioned hamming index, the index of every leaf
+ * partition (of sub-partitions too), as find_all_inheritors orders them.
+ * A plain index is neither locked nor checked here (ham_open_index does
+ * both); a partitioned one is share-locked after its owner is checked, and
+ * the owner of every leaf is checked too, before any is locked (and again
+ * by ham_open_index when the caller opens it).
+ */
+List *
+ham_leaf_indexes(Oid indexoid)
+{
+	Relation	parent;
+	List	   *leaves = NIL;
+	ListCell   *lc;
+
+	if (get_rel_relkind(indexoid) != RELKIND_PARTITIONED_INDEX)
+		return list_make1_oid(indexoid);
+	ham_check_owner(indexoid);
+	parent = try_relation_open(indexoid, AccessShareLock);
+	if (parent == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("relation with OID %u does not exist", indexoid)));
+	if (parent->rd_rel->relkind != RELKIND_PARTITIONED_INDEX || parent->rd_indam == NULL ||
+		parent->rd_indam->ambuild != ham_build)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a hamming index", RelationGetRelationName(parent))));
+	if (!pg_class_ownercheck(indexoid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(parent));
+	foreach(lc, find_all_inheritors(indexoid, NoLock, NULL))
+	{
+		Oid			child = lfirst_oid(lc);
+
+		if (get_rel_relkind(child) == RELKIND_INDEX)
+		{
+			/* every owner before any work: not after checking half of them */
+			ham_check_owner(child);
+			leaves = lappend_oid(leaves, child);
+		}
+	}
+	relation_close(parent, NoLock);
+	return leaves;
 }
 
 /*

@@ -19,6 +19,15 @@
  * every backend's cached lists, before any entry is removed, and so does
  * the end (ham_cache.c).
  *
+ * The end of a complete pass also sets the metapage's entry counts, in the
+ * same WAL record that clears the flag: each run's to the live entries of
+ * its table 0 (the pass read them all, and no merge runs meanwhile), and
+ * each list's less what the pass removed from its pages other than the
+ * tail (ham_list_append counts those as it goes; the tail counts as one).
+ * The merge threshold, the compaction tiers and the cost estimate read
+ * these counts, which would otherwise keep the dead entries until the next
+ * merge (issue 29).
+ *
  * Scans that return codes from the index (index-only scans) or serve a
  * non-MVCC snapshot (the exclusion constraint's check) keep the metapage
  * pinned while they hold entries in memory, and every pass waits for a
@@ -40,6 +49,82 @@
 
 #include "hamming.h"
 
+/* What a pass counted, for ham_vacuum_set_counts */
+typedef struct HamVacuumCounts
+{
+	uint64		run_live[HAM_MAX_RUNS]; /* entries kept in table 0 */
+	uint64		pending_removed;	/* from pages other than the tail */
+	uint64		sealed_removed;
+	uint64		nulls_removed;
+} HamVacuumCounts;
+
+/* The run of the snapshot a page of that epoch belongs to, or -1 */
+static int
+ham_vacuum_run_of(const HamSnapshot *snap, uint32 epoch)
+{
+	for (int r = 0; r < snap->nruns; r++)
+		if (snap->runs[r].epoch == epoch)
+			return r;
+	return -1;
+}
+
+/* The count of removed entries of the snapshot's list of that epoch */
+static uint64 *
+ham_vacuum_removed_of(const HamSnapshot *snap, HamVacuumCounts *counts, uint32 epoch)
+{
+	if (epoch == snap->pending.epoch)
+		return &counts->pending_removed;
+	if (epoch == snap->nulls.epoch)
+		return &counts->nulls_removed;
+	return &counts->sealed_removed;
+}
+
+static void
+ham_vacuum_list_count(HamList *list, uint32 epoch, uint64 removed)
+{
+	if (list->epoch != epoch)
+		return;
+	list->nentries = list->nentries > removed ? list->nentries - removed : 0;
+}
+
+/*
+ * The end of a complete pass: the tables are even again, cached lists are
+ * dropped (backends may have read pages during the pass), and the counts
+ * are what the pass found -- one WAL-logged change of the metapage.  The
+ * merge lock, held since the pass began, kept the runs and the lists'
+ * epochs as the snapshot gives them.
+ */
+static void
+ham_vacuum_set_counts(Relation index, const HamSnapshot *snap, const HamVacuumCounts *counts)
+{
+	Buffer		metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
+	GenericXLogState *state;
+	HamMetaPageData *meta;
+	HamRunRef	runs[HAM_MAX_RUNS];
+	int			nruns;
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(index);
+	meta = HamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	meta->flags &= ~HAM_META_RUN_UNEVEN;
+	meta->list_cleanups++;
+	nruns = ham_meta_get_runs(index, meta, runs);
+	for (int i = 0; i < nruns; i++)
+	{
+		int			r = ham_vacuum_run_of(snap, runs[i].epoch);
+
+		if (r >= 0)
+			runs[i].nentries = counts->run_live[r];
+	}
+	ham_meta_set_runs(meta, runs, nruns);
+	ham_vacuum_list_count(&meta->pending, snap->pending.epoch, counts->pending_removed);
+	if (snap->sealed.head != InvalidBlockNumber)
+		ham_vacuum_list_count(&meta->sealed, snap->sealed.epoch, counts->sealed_removed);
+	ham_vacuum_list_count(&meta->nulls, snap->nulls.epoch, counts->nulls_removed);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+}
+
 IndexBulkDeleteResult *
 ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			   IndexBulkDeleteCallback callback, void *callback_state)
@@ -49,6 +134,7 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	BlockNumber nblocks;
 	double		kept = 0;
 	bool		freed = false;
+	HamVacuumCounts counts;
 
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
@@ -57,13 +143,14 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	/* before anything is removed: caches dropped, the run marked uneven */
 	ham_meta_set_flags(index, HAM_META_RUN_UNEVEN, 0, true);
 	ham_read_snapshot(index, &snap);
+	memset(&counts, 0, sizeof(counts));
 	nblocks = RelationGetNumberOfBlocks(index);
 	for (BlockNumber blkno = HAM_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
 	{
 		Buffer		buf;
 		Page		page;
 		HamPageOpaque opaque;
-		bool		counts;
+		bool		counted;
 		int			n,
 					keep = 0;
 		ItemPointerData *tids;
@@ -89,7 +176,7 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			continue;
 		}
 		/* each row is in every table: count it in table 0 */
-		counts = opaque->kind == HAM_KIND_LIST || opaque->table == 0;
+		counted = opaque->kind == HAM_KIND_LIST || opaque->table == 0;
 		n = opaque->nentries;
 		tids = HamPageTids(page);
 		for (int i = 0; i < n; i++)
@@ -117,19 +204,33 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			if (opaque->kind == HAM_KIND_LIST)
 				HamListPageCleanups(HamPageGetOpaque(wpage))++;
 			GenericXLogFinish(state);
-			if (counts)
+			if (counted)
 				stats->tuples_removed += n - keep;
+
+			/*
+			 * The metapage counts a list's tail as one entry, and a page
+			 * that stops being the tail at its current count: only what
+			 * leaves the other pages is taken off.  The tail's next link
+			 * changes under the lock held here.
+			 */
+			if (opaque->kind == HAM_KIND_LIST && opaque->next != InvalidBlockNumber)
+				*ham_vacuum_removed_of(&snap, &counts, opaque->epoch) += n - keep;
 		}
-		if (counts)
+		if (counted)
+		{
 			kept += keep;
+			if (opaque->kind == HAM_KIND_RUN_DATA)
+			{
+				int			r = ham_vacuum_run_of(&snap, opaque->epoch);
+
+				if (r >= 0)
+					counts.run_live[r] += keep;
+			}
+		}
 		UnlockReleaseBuffer(buf);
 	}
 
-	/*
-	 * Backends that cached list entries drop them (again: they may have
-	 * read pages during the pass), and the tables are even again.
-	 */
-	ham_meta_set_flags(index, 0, HAM_META_RUN_UNEVEN, true);
+	ham_vacuum_set_counts(index, &snap, &counts);
 	ham_maintenance_unlock(index);
 	if (freed)
 		IndexFreeSpaceMapVacuum(index);

@@ -138,7 +138,8 @@ typedef struct HamList
 	BlockNumber tail;
 	uint32		epoch;
 	uint32		npages;
-	uint64		nentries;
+	uint64		nentries;		/* of every page but the tail, which counts
+								 * as one (ham_list_entries) */
 } HamList;
 
 /*
@@ -151,7 +152,7 @@ typedef struct HamRunRef
 {
 	BlockNumber header;
 	uint32		epoch;
-	uint64		nentries;		/* when written; VACUUM may have removed some */
+	uint64		nentries;		/* live: as written, less what VACUUM removed */
 } HamRunRef;
 
 #define HAM_MAX_RUNS			48
@@ -321,12 +322,14 @@ extern void ham_page_set_free(Relation index, Buffer buf);
 /* Called with each page of a list, share-locked */
 typedef void (*HamListVisit) (Page page, void *arg);
 extern void ham_list_walk(Relation index, const HamList *list, HamListVisit visit, void *arg);
+extern uint64 ham_list_entries(Relation index, const HamList *list);
 extern void ham_list_count_page(Relation index, BlockNumber blkno, BlockNumber *visited,
 								BlockNumber *limit);
 extern bytea *ham_options(Datum reloptions, bool validate);
 extern bool ham_is_hamming_index(Relation rel);
 extern void ham_check_owner(Oid indexoid);
 extern Relation ham_open_index(Oid indexoid, LOCKMODE lockmode);
+extern List *ham_leaf_indexes(Oid indexoid);
 extern void ham_buildempty(Relation index);
 
 /*

@@ -24,6 +24,7 @@ INSERT INTO justified VALUES
   -- documented as SQL (doc/dedup.md, doc/security.md).
   ('dedup_representatives', 'security', 'text type variable is not sanitized', 'runs the caller''s clusters query by design'),
   ('dedup_keep_one', 'security', 'text type variable is not sanitized', 'runs the caller''s query and keep_order by design'),
+  ('dedup_keep_order_problem', 'security', 'text type variable is not sanitized', 'plans the caller''s keep_order by design, over no rows'),
   ('simhash_pairs_since', 'security', 'text type variable is not sanitized', 'identifiers: regclass arguments (quoted on output) and format(%I) of name arguments'),
   ('simhash_clusters_update', 'security', 'text type variable is not sanitized', 'identifiers: regclass arguments (quoted on output) and format(%I) of name arguments'),
   -- RETURN QUERY fills the OUT columns, which plpgsql_check's extra
