@@ -93,7 +93,15 @@ if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
 	(cd "$ROOT" && git ls-files -z --cached --others --exclude-standard |
 		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
 		tar --null -T - -cf -) | tar -xf - -C "$src"
-	status_before=$(git -C "$ROOT" status --porcelain --ignored)
+	# Tracked and untracked files, and what is ignored under debian/ (where
+	# a build in the checkout would leave debhelper's files): not the other
+	# ignored paths, which the test runner's jobs beside this one write
+	# (build/, results/).
+	checkout_state() {
+		git -C "$ROOT" status --porcelain
+		git -C "$ROOT" status --porcelain --ignored -- debian
+	}
+	status_before=$(checkout_state)
 else
 	tar -C "$ROOT" --exclude=./.git --exclude=./build -cf - . | tar -xf - -C "$src"
 fi
@@ -111,7 +119,7 @@ rc=$?
 [ $rc -eq 0 ] && [ -f "$deb" ]
 ok $? "dpkg-buildpackage -us -uc -b builds $(basename "$deb") ($((SECONDS - start)) s)"
 if [ -n "${status_before+x}" ]; then
-	[ "$(git -C "$ROOT" status --porcelain --ignored)" = "$status_before" ]
+	[ "$(checkout_state)" = "$status_before" ]
 	ok $? "the build leaves the checkout as it was"
 fi
 [ -f "$deb" ] || exit 1
