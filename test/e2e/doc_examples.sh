@@ -18,7 +18,7 @@
 #     reasons are counted at the end.
 # One TAP line per block, named by page and line of its fence.  An error
 # fails its block; the blocks after it on the page were not reached and
-# fail too.
+# fail too.  ND_DOCEX_OUTPUT=1 prints what the examples return.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib/pgenv.sh
@@ -91,6 +91,8 @@ run_db() {
 	createdb "$db" || { tap "not ok" "$page: createdb"; return; }
 	psql -X -q -v ON_ERROR_STOP=1 -d "$db" -f "$script" >"$work/out" 2>"$work/err"
 	rc=$?
+	# ND_DOCEX_OUTPUT=1 shows what the examples returned.
+	[ -n "${ND_DOCEX_OUTPUT:-}" ] && sed "s|^|# $page: |" "$work/out"
 	last=$(sed -n 's/^@@block //p' "$work/out" | tail -1)
 	for k in "$@"; do
 		fence=$(awk -F'\t' -v k="$k" '$1 == k { print $2 }' "$work/manifest")
