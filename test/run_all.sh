@@ -38,8 +38,9 @@ mkdir -p "$BUILD"
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
 
-# The slowest jobs, started first so that the two lanes end together.
-SLOW_FIRST=(e2e:package regress e2e:index_maintenance e2e:index_replica e2e:index_small_buffers
+# The slowest jobs (pg_cron.sh mostly waits for the scheduler's minute),
+# started first so that the two lanes end together.
+SLOW_FIRST=(e2e:package regress e2e:pg_cron e2e:index_maintenance e2e:index_replica e2e:index_small_buffers
 	e2e:index_crash e2e:large_text e2e:logical_replication e2e:index_concurrency
 	e2e:index_workers e2e:upgrade_index)
 # Jobs that must run alone, after the others (none: package.sh installs
