@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# End-to-end: every ```sql block of README.md and doc/*.md runs, so that no
-# example in the docs can rot.
+# End-to-end: every ```sql block of README.md, doc/*.md and doc/guides/*.md
+# runs, so that no example in the docs can rot.
 #
 #   - Each page's blocks run in order, as a reader would paste them, in one
 #     psql session (ON_ERROR_STOP) on a fresh database of their own, after
 #     CREATE EXTENSION neardup and the page's fixture
-#     test/docs/<page>.setup.sql, if there is one (the tables the page's
+#     test/docs/<page>.setup.sql (test/docs/guides/<page>.setup.sql for a
+#     guide), if there is one (the tables the page's
 #     examples assume, a few rows each; psql variables it \sets, such as
 #     the :last_id of a nightly job, hold for the page's blocks).
 #   - A block that starts with CREATE EXTENSION neardup is a reader starting
@@ -18,7 +19,8 @@
 #     reasons are counted at the end.
 # One TAP line per block, named by page and line of its fence.  An error
 # fails its block; the blocks after it on the page were not reached and
-# fail too.  ND_DOCEX_OUTPUT=1 prints what the examples return.
+# fail too.  ND_DOCEX_OUTPUT=1 prints what the examples return;
+# ND_DOCEX_PAGES='doc/guides/*' runs only the pages that match that glob.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib/pgenv.sh
@@ -115,10 +117,13 @@ run_db() {
 }
 
 blocks=0
-for page in README.md "$ND_ROOT"/doc/*.md; do
+for page in README.md "$ND_ROOT"/doc/*.md "$ND_ROOT"/doc/guides/*.md; do
 	page=${page#"$ND_ROOT"/}
+	# shellcheck disable=SC2053 # a glob, on purpose
+	[[ $page == ${ND_DOCEX_PAGES:-*} ]] || continue
 	split_page "$ND_ROOT/$page"
-	setup="$ND_ROOT/test/docs/$(basename "$page" .md).setup.sql"
+	rel=${page#doc/}
+	setup="$ND_ROOT/test/docs/${rel%.md}.setup.sql"
 	[ -f "$setup" ] || setup=
 	group=()
 	first=1
@@ -144,6 +149,10 @@ done
 
 echo "# $blocks sql blocks; skipped $skipped:"
 for r in "${!reasons[@]}"; do echo "#   ${reasons[$r]}x $r"; done | sort
-tap "$([ "$blocks" -ge 50 ] && echo ok || echo 'not ok')" "the docs have sql blocks to run ($blocks)"
+if [ -z "${ND_DOCEX_PAGES:-}" ]; then
+	tap "$([ "$blocks" -ge 50 ] && echo ok || echo 'not ok')" "the docs have sql blocks to run ($blocks)"
+	guides=$(find "$ND_ROOT/doc/guides" -name '*.md' 2>/dev/null | wc -l)
+	tap "$([ "$guides" -ge 5 ] && echo ok || echo 'not ok')" "doc/guides/ has its guides ($guides)"
+fi
 echo "1..$n"
 SCRIPT
