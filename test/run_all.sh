@@ -72,7 +72,7 @@ job_unit() {
 	rm -rf "$objs"
 	mkdir -p "$objs"
 	for c in src/core/*.c; do
-		if ! $cc "${flags[@]}" -c "$c" -o "$objs/$(basename "$c" .c).o" >>"$BUILD/unit.log" 2>&1; then
+		if ! $cc "${flags[@]}" -c "$c" -o "$objs/$(basename "$c" .c).o" >"$BUILD/unit.log" 2>&1; then
 			cat "$BUILD/unit.log"
 			result unit 0 1
 			return

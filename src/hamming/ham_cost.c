@@ -87,13 +87,13 @@ ham_run_shares(Oid indexoid, double *share, double *pending)
 	index_close(index, NoLock);
 	for (int r = 0; r < snap.nruns; r++)
 		total += (double) snap.runs[r].nentries;
-	total += (double) (snap.pending.nentries + snap.sealed.nentries);
+	total += (double) ham_unmerged_entries(&snap);
 	n = Max(snap.nruns, 1);
 	share[0] = 1.0;
 	for (int r = 0; r < snap.nruns && total > 0; r++)
 		share[r] = (double) snap.runs[r].nentries / total;
 	if (total > 0)
-		*pending = (double) (snap.pending.nentries + snap.sealed.nentries) / total;
+		*pending = (double) ham_unmerged_entries(&snap) / total;
 	return n;
 }
 
@@ -179,12 +179,13 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		search = 0;
 		for (int r = 0; r < nruns; r++)
 		{
+			double		to_radius = ham_mih_cost(&layout, ntuples * share[r], radius,
+													 spc_random_page_cost);
+
 			search += Min(ham_mih_cost(&layout, ntuples * share[r], first, spc_random_page_cost),
 						  2 * flat * share[r]);
-			rest += Min(ham_mih_cost(&layout, ntuples * share[r], radius, spc_random_page_cost),
-						3 * flat * share[r]);
-			bounded += Min(ham_mih_cost(&layout, ntuples * share[r], radius, spc_random_page_cost),
-						   flat * share[r]);
+			rest += Min(to_radius, 3 * flat * share[r]);
+			bounded += Min(to_radius, flat * share[r]);
 		}
 
 		/*

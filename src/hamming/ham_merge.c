@@ -11,7 +11,7 @@
  * size) and the index holds a few runs per tier.  No merge is triggered in
  * proportion to the whole index; the list a scan reads whole stays at
  * about a flush's worth (the pending_limit), and at most a third more than
- * that under the brake (ham_brake_entries).
+ * that under the brake (ham_brake_wanted).
  *
  * A flush holds the merge lock (ham_merge_lock).  It
  *
@@ -74,20 +74,20 @@ ham_merge_threshold(Relation index)
 }
 
 /*
- * The brake: the pending entries (sealed and unsealed: what a scan reads
- * whole) at which an inserting session stops to flush them itself rather
- * than leave it to a busy worker.  A third above the flush threshold: room
- * for the inserts that arrive while a worker flushes (an insert would
- * otherwise wait at each flush), and at the default pending_limit (about
- * 75,000 entries) under 100,000 entries, which a scan reads in well under a
- * millisecond.
+ * The brake: do the lists (sealed and unsealed: what a scan reads whole)
+ * hold so many entries that an inserting session must flush them itself
+ * rather than leave it to a busy worker?  A third above the flush
+ * threshold: room for the inserts that arrive while a worker flushes (an
+ * insert would otherwise wait at each flush), and at the default
+ * pending_limit (about 75,000 entries) under 100,000 entries, which a scan
+ * reads in well under a millisecond.
  */
-uint64
-ham_brake_entries(Relation index)
+bool
+ham_brake_wanted(Relation index, const HamSnapshot *snap)
 {
 	uint64		threshold = ham_merge_threshold(index);
 
-	return threshold + Max(threshold / 3, 1);
+	return ham_unmerged_entries(snap) >= threshold + Max(threshold / 3, 1);
 }
 
 /*
@@ -98,7 +98,7 @@ ham_brake_entries(Relation index)
 bool
 ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming)
 {
-	uint64		pending = snap->pending.nentries + snap->sealed.nentries;
+	uint64		pending = ham_unmerged_entries(snap);
 
 	if (pending == 0)
 		return false;

@@ -18,7 +18,7 @@
  * reached), when the index is temporary or new in the inserting transaction
  * (another session cannot see it), and -- so that the list a scan reads
  * stays bounded when inserts outrun the merges -- when the lists hold a
- * third more than a merge's worth (the brake, ham_brake_entries): then it
+ * third more than a merge's worth (the brake, ham_brake_wanted): then it
  * waits for the merge under way and merges what came in meanwhile.
  *
  * The brake never waits on a lock: it polls the merge lock, so that
@@ -226,7 +226,7 @@ ham_merge_launch(Relation index, int slotno)
 }
 
 /*
- * The brake: the lists hold ham_brake_entries.  Merge in this
+ * The brake (ham_brake_wanted) is on.  Merge in this
  * session as soon as the merge lock is free; while a merge holds it, poll
  * (ham_merge_running tells a merge from VACUUM or a check).
  * Gives up (the list stays long a while longer) when the lock is held by
@@ -250,8 +250,7 @@ ham_merge_brake(Relation index)
 			return;
 		}
 		ham_read_snapshot(index, &snap);
-		if (snap.pending.nentries + snap.sealed.nentries < ham_brake_entries(index) ||
-			!ham_merge_running(index))
+		if (!ham_brake_wanted(index, &snap) || !ham_merge_running(index))
 			return;
 		if (get_timeout_active(STATEMENT_TIMEOUT) &&
 			!TimestampDifferenceExceeds(GetCurrentTimestamp(),
@@ -288,7 +287,7 @@ ham_merge_after_insert(Relation index, const HamSnapshot *snap)
 	}
 
 	/* Inserts outrun the merges: wait for the one under way, then merge */
-	if (snap->pending.nentries + snap->sealed.nentries >= ham_brake_entries(index))
+	if (ham_brake_wanted(index, snap))
 	{
 		ham_merge_brake(index);
 		return;

@@ -296,6 +296,13 @@ typedef struct HamSnapshot
 	uint32		compactions;
 } HamSnapshot;
 
+/* The entries of the pending and sealed lists: what every scan reads whole */
+static inline uint64
+ham_unmerged_entries(const HamSnapshot *snap)
+{
+	return snap->pending.nentries + snap->sealed.nentries;
+}
+
 /* ham_utils.c */
 extern void ham_init_reloptions(void);
 extern void ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table);
@@ -411,7 +418,7 @@ extern bool ham_merge_yields;
 extern void ham_merge_check_yield(Relation index);
 extern bool ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming);
 extern uint64 ham_merge_threshold(Relation index);
-extern uint64 ham_brake_entries(Relation index);
+extern bool ham_brake_wanted(Relation index, const HamSnapshot *snap);
 
 /* ham_worker.c: merges in a background worker */
 extern int	ham_max_merge_workers;
