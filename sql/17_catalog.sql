@@ -16,8 +16,10 @@ ORDER BY p.proname, p.oid::regprocedure::text;
 -- PostgreSQL's own eqsel is), and the dedup functions, which read tables
 -- through SPI in the caller's snapshot (PARALLEL RESTRICTED: their query may
 -- read the leader's temporary tables).  Only dedup_keep_one, which deletes
--- or flags rows, and simhash_clusters_update (with its writer), which
--- writes a state table, are VOLATILE and parallel unsafe.
+-- or flags rows, simhash_clusters_update (with its writer), which writes a
+-- state table, and the block layout's functions that create, write or move
+-- its tables are VOLATILE; those and the layout's queries, which read
+-- foreign tables, are parallel unsafe.
 SELECT p.oid::regprocedure AS not_immutable_or_unsafe, p.provolatile, p.proparallel
 FROM pg_proc p
 JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'

@@ -802,3 +802,561 @@ END
 $$;
 
 -- ===== end section: dedup arguments =====
+
+-- ===== section: block-sharded layout (issue 31; src/dedup/band_keys.c, src/dedup/simhash_clusters.c, doc/scale-out.md) =====
+
+/*
+ * Manku's permuted tables across machines (doc/scale-out.md, "The block
+ * layout").  The fingerprints are kept in `blocks` copies; copy b is
+ * range-partitioned by block b's value over foreign partitions on the
+ * shards.  Two fingerprints within blocks - 1 bits agree on some block, so
+ * a radius search below `blocks` reads one partition of each of at most
+ * radius + 1 copies, and the pairs of a nightly run meet in the partition
+ * of their first agreeing block, where each shard finds them on its own.
+ * Functions named simhash_layout_* run on the coordinator, simhash_shard_*
+ * on a shard.
+ */
+CREATE FUNCTION @extschema@.simhash_block(fingerprint @extschema@.simhash64,
+                                          block pg_catalog.int4, blocks pg_catalog.int4)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'simhash_block'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.simhash_block(@extschema@.simhash64, pg_catalog.int4, pg_catalog.int4)
+    IS 'block number block (from 1, most significant first) of a fingerprint cut into blocks blocks, as an integer: the partition key of a block-sharded copy';
+
+CREATE FUNCTION @extschema@.simhash_shard_clusters(query pg_catalog.text, block pg_catalog.int4,
+                                                   blocks pg_catalog.int4)
+RETURNS TABLE(id pg_catalog.int8, cluster_id pg_catalog.int8)
+AS 'MODULE_PATHNAME', 'simhash_shard_clusters'
+LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
+
+COMMENT ON FUNCTION @extschema@.simhash_shard_clusters(pg_catalog.text, pg_catalog.int4, pg_catalog.int4)
+    IS 'clusters of the pairs within blocks - 1 bits whose first agreeing block is block, among the (id, fingerprint) rows of a query: one shard''s share of a block-sharded nightly run';
+
+/* The names a layout's objects take; 42622 when one would be truncated. */
+CREATE FUNCTION @extschema@.simhash_layout_name(layout pg_catalog.text, suffix pg_catalog.text)
+RETURNS pg_catalog.text
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+AS $$
+DECLARE
+    n pg_catalog.text := layout OPERATOR(pg_catalog.||) suffix;
+BEGIN
+    IF pg_catalog.octet_length(n) OPERATOR(pg_catalog.>) 63 THEN
+        RAISE EXCEPTION 'layout name "%" is too long', layout
+            USING ERRCODE = '42622',
+                  DETAIL = pg_catalog.format('Its table %s would exceed 63 bytes.', n);
+    END IF;
+    RETURN n;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_name(pg_catalog.text, pg_catalog.text)
+    IS 'the name of one object of a block-sharded layout (layout name and a suffix such as _b1_p0), checked against the 63-byte limit';
+
+/*
+ * On each shard: the tables of every (copy, partition) of a layout, with a
+ * hamming index on the fingerprints and a view of the shard's clusters,
+ * whether or not the coordinator places the partition here (an unused
+ * table stays empty; moving a partition fills one).
+ */
+CREATE FUNCTION @extschema@.simhash_shard_create(layout pg_catalog.text,
+                                                 blocks pg_catalog.int4 DEFAULT 4,
+                                                 partitions pg_catalog.int4 DEFAULT 16)
+RETURNS pg_catalog.int4
+LANGUAGE plpgsql VOLATILE STRICT
+AS $$
+DECLARE
+    nsp pg_catalog.text := pg_catalog.current_schema()::pg_catalog.text;
+    t pg_catalog.text;
+    made pg_catalog.int4 := 0;
+BEGIN
+    PERFORM @extschema@.simhash_layout_check_args(blocks, partitions);
+    IF nsp IS NULL THEN
+        RAISE EXCEPTION 'no schema has been selected to create in' USING ERRCODE = '3F000';
+    END IF;
+    -- the longest name first
+    PERFORM @extschema@.simhash_layout_name(layout,
+        pg_catalog.format('_b%s_p%s_clusters', blocks, partitions OPERATOR(pg_catalog.-) 1));
+    FOR b IN 1 .. blocks LOOP
+        FOR p IN 0 .. partitions OPERATOR(pg_catalog.-) 1 LOOP
+            t := pg_catalog.format('%s_b%s_p%s', layout, b, p);
+            EXECUTE pg_catalog.format(
+                'CREATE TABLE %1$I.%2$I (id pg_catalog.int8 PRIMARY KEY, sh @extschema@.simhash64 NOT NULL)',
+                nsp, t);
+            EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I USING hamming (sh)', nsp, t);
+            EXECUTE pg_catalog.format(
+                'CREATE VIEW %1$I.%3$I AS SELECT %4$s::pg_catalog.int4 AS part, c.id, c.cluster_id '
+                'FROM @extschema@.simhash_shard_clusters(%5$L, %6$s, %7$s) c',
+                nsp, t, t OPERATOR(pg_catalog.||) '_clusters',
+                (b OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.*) partitions OPERATOR(pg_catalog.+) p,
+                pg_catalog.format('SELECT id, sh FROM %I.%I', nsp, t), b, blocks);
+            made := made OPERATOR(pg_catalog.+) 1;
+        END LOOP;
+    END LOOP;
+    RETURN made;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_shard_create(pg_catalog.text, pg_catalog.int4, pg_catalog.int4)
+    IS 'on a shard: the tables (with a hamming index) and cluster views of every partition of a block-sharded layout';
+
+CREATE FUNCTION @extschema@.simhash_layout_check_args(blocks pg_catalog.int4, partitions pg_catalog.int4)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+AS $$
+BEGIN
+    IF blocks OPERATOR(pg_catalog.<) 2 OR blocks OPERATOR(pg_catalog.>) 16 THEN
+        RAISE EXCEPTION 'blocks must be between 2 and 16' USING ERRCODE = '22023',
+            HINT = 'Radius searches below blocks bits reach at most blocks shards; 4 blocks serve radii up to 3.';
+    END IF;
+    -- the narrowest block has 64 / blocks bits: at least that many values
+    IF partitions OPERATOR(pg_catalog.<) 1
+       OR partitions OPERATOR(pg_catalog.>) (1::pg_catalog.int8 OPERATOR(pg_catalog.<<) (64 OPERATOR(pg_catalog./) blocks))
+       OR partitions OPERATOR(pg_catalog.>) 4096 THEN
+        RAISE EXCEPTION 'partitions must be between 1 and %',
+            LEAST(4096, 1::pg_catalog.int8 OPERATOR(pg_catalog.<<) (64 OPERATOR(pg_catalog./) blocks))
+            USING ERRCODE = '22023';
+    END IF;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_check_args(pg_catalog.int4, pg_catalog.int4)
+    IS 'the checks of a block-sharded layout''s blocks and partitions (22023)';
+
+/*
+ * On the coordinator: for each block b, the copy <layout>_b<b>, range-
+ * partitioned by simhash_block(sh, b, blocks) into `partitions` equal
+ * ranges, each a foreign table over the shard table of the same name
+ * (simhash_shard_create, in a schema of the same name), partition p of copy
+ * b on servers[(b - 1 + p) % n + 1]; <layout>_clusters, list-partitioned
+ * over the shards' cluster views; and the view <layout> of the fingerprints
+ * (copy 1), by which the other functions name the layout.  Returns the
+ * placement.
+ */
+CREATE FUNCTION @extschema@.simhash_layout_create(layout pg_catalog.text, servers pg_catalog.text[],
+                                                  blocks pg_catalog.int4 DEFAULT 4,
+                                                  partitions pg_catalog.int4 DEFAULT 16)
+RETURNS TABLE(copy pg_catalog.regclass, block pg_catalog.int4, partition pg_catalog.int4,
+              server pg_catalog.text, block_from pg_catalog.int8, block_to pg_catalog.int8)
+LANGUAGE plpgsql VOLATILE STRICT
+AS $$
+DECLARE
+    nsp pg_catalog.text := pg_catalog.current_schema()::pg_catalog.text;
+    nservers pg_catalog.int4 := pg_catalog.cardinality(servers);
+    width pg_catalog.int4;
+    t pg_catalog.text;
+    ct pg_catalog.text;
+    lo pg_catalog.int8;
+    hi pg_catalog.int8;
+    srv pg_catalog.text;
+BEGIN
+    PERFORM @extschema@.simhash_layout_check_args(blocks, partitions);
+    IF nsp IS NULL THEN
+        RAISE EXCEPTION 'no schema has been selected to create in' USING ERRCODE = '3F000';
+    END IF;
+    IF nservers OPERATOR(pg_catalog.=) 0 OR pg_catalog.array_position(servers, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'servers must name at least one foreign server, and no NULL'
+            USING ERRCODE = '22023';
+    END IF;
+    PERFORM @extschema@.simhash_layout_name(layout,
+        pg_catalog.format('_b%s_p%s_clusters', blocks, partitions OPERATOR(pg_catalog.-) 1));
+    FOR i IN 1 .. nservers LOOP
+        IF NOT EXISTS (SELECT FROM pg_catalog.pg_foreign_server s
+                       WHERE s.srvname OPERATOR(pg_catalog.=) servers[i]) THEN
+            RAISE EXCEPTION 'server "%" does not exist', servers[i] USING ERRCODE = '42704',
+                HINT = 'Create one per shard with CREATE SERVER ... FOREIGN DATA WRAPPER postgres_fdw.';
+        END IF;
+    END LOOP;
+
+    EXECUTE pg_catalog.format(
+        'CREATE TABLE %I.%I (part pg_catalog.int4 NOT NULL, id pg_catalog.int8, cluster_id pg_catalog.int8) '
+        'PARTITION BY LIST (part)', nsp, layout OPERATOR(pg_catalog.||) '_clusters');
+    FOR b IN 1 .. blocks LOOP
+        width := 64 OPERATOR(pg_catalog./) blocks;
+        IF b OPERATOR(pg_catalog.<=) (64 OPERATOR(pg_catalog.%) blocks) THEN
+            width := width OPERATOR(pg_catalog.+) 1;
+        END IF;
+        t := layout OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) b;
+        EXECUTE pg_catalog.format(
+            'CREATE TABLE %I.%I (id pg_catalog.int8 NOT NULL, sh @extschema@.simhash64 NOT NULL) '
+            'PARTITION BY RANGE (@extschema@.simhash_block(sh, %s, %s))', nsp, t, b, blocks);
+        FOR p IN 0 .. partitions OPERATOR(pg_catalog.-) 1 LOOP
+            lo := (p::pg_catalog.int8 OPERATOR(pg_catalog.<<) width) OPERATOR(pg_catalog./) partitions;
+            hi := ((p OPERATOR(pg_catalog.+) 1)::pg_catalog.int8 OPERATOR(pg_catalog.<<) width)
+                  OPERATOR(pg_catalog./) partitions;
+            srv := servers[((b OPERATOR(pg_catalog.-) 1 OPERATOR(pg_catalog.+) p)
+                            OPERATOR(pg_catalog.%) nservers) OPERATOR(pg_catalog.+) 1];
+            ct := pg_catalog.format('%s_b%s_p%s', layout, b, p);
+            EXECUTE pg_catalog.format(
+                'CREATE FOREIGN TABLE %1$I.%2$I PARTITION OF %1$I.%3$I FOR VALUES FROM (%4$s) TO (%5$s) '
+                'SERVER %6$I OPTIONS (schema_name %7$L, table_name %8$L)',
+                nsp, ct, t, lo, hi, srv, nsp, ct);
+            EXECUTE pg_catalog.format(
+                'CREATE FOREIGN TABLE %1$I.%2$I PARTITION OF %1$I.%3$I FOR VALUES IN (%4$s) '
+                'SERVER %5$I OPTIONS (schema_name %6$L, table_name %7$L)',
+                nsp, ct OPERATOR(pg_catalog.||) '_clusters', layout OPERATOR(pg_catalog.||) '_clusters',
+                (b OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.*) partitions OPERATOR(pg_catalog.+) p,
+                srv, nsp, ct OPERATOR(pg_catalog.||) '_clusters');
+            copy := pg_catalog.format('%I.%I', nsp, t)::pg_catalog.regclass;
+            block := b;
+            partition := p;
+            server := srv;
+            block_from := lo;
+            block_to := hi;
+            RETURN NEXT;
+        END LOOP;
+    END LOOP;
+    EXECUTE pg_catalog.format('CREATE VIEW %1$I.%2$I AS SELECT id, sh FROM %1$I.%3$I',
+                              nsp, layout, layout OPERATOR(pg_catalog.||) '_b1');
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_create(pg_catalog.text, pg_catalog.text[], pg_catalog.int4, pg_catalog.int4)
+    IS 'on the coordinator: a block-sharded layout of (id, fingerprint) rows over postgres_fdw servers, one copy per block partitioned by that block''s value';
+
+/*
+ * A layout's blocks, from the partition key of its first copy; 42809 for
+ * anything that is not a layout's view.
+ */
+CREATE FUNCTION @extschema@.simhash_layout_blocks(layout pg_catalog.regclass)
+RETURNS pg_catalog.int4
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+AS $$
+DECLARE
+    copy1 pg_catalog.oid;
+    m pg_catalog.int4;
+BEGIN
+    SELECT c.oid INTO copy1
+    FROM pg_catalog.pg_class v
+    JOIN pg_catalog.pg_class c ON c.relnamespace OPERATOR(pg_catalog.=) v.relnamespace
+         AND c.relname OPERATOR(pg_catalog.=) (v.relname OPERATOR(pg_catalog.||) '_b1')
+    WHERE v.oid OPERATOR(pg_catalog.=) layout AND c.relkind OPERATOR(pg_catalog.=) 'p';
+    IF copy1 IS NOT NULL THEN
+        m := pg_catalog.substring(pg_catalog.pg_get_partkeydef(copy1),
+                                  'simhash_block\(sh, 1, ([0-9]+)\)')::pg_catalog.int4;
+    END IF;
+    IF m IS NULL THEN
+        RAISE EXCEPTION '"%" is not a block-sharded layout', layout USING ERRCODE = '42809',
+            HINT = 'Name the view that simhash_layout_create() made.';
+    END IF;
+    RETURN m;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_blocks(pg_catalog.regclass)
+    IS 'the blocks (copies) of a block-sharded layout, named by its view';
+
+/*
+ * The schema and name of a layout's view, for the names of its parts, its
+ * blocks and the partitions of each copy.
+ */
+CREATE FUNCTION @extschema@.simhash_layout_parts(layout pg_catalog.regclass,
+                                                 OUT nsp pg_catalog.text, OUT name pg_catalog.text,
+                                                 OUT blocks pg_catalog.int4, OUT partitions pg_catalog.int4)
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+AS $$
+    SELECT n.nspname::pg_catalog.text, c.relname::pg_catalog.text, @extschema@.simhash_layout_blocks(layout),
+           (SELECT pg_catalog.count(*)::pg_catalog.int4 FROM pg_catalog.pg_inherits i
+            JOIN pg_catalog.pg_class p ON p.oid OPERATOR(pg_catalog.=) i.inhparent
+            WHERE p.relnamespace OPERATOR(pg_catalog.=) c.relnamespace
+              AND p.relname OPERATOR(pg_catalog.=) (c.relname OPERATOR(pg_catalog.||) '_b1'))
+    FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+    WHERE c.oid OPERATOR(pg_catalog.=) layout
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_parts(pg_catalog.regclass)
+    IS 'the schema, name, blocks and partitions per copy of a block-sharded layout, named by its view';
+
+/*
+ * The query for the rows within max_distance bits of a fingerprint, each
+ * once, for EXPLAIN or a caller's own SQL.  Below the layout's blocks, one
+ * partition in each of the first max_distance + 1 copies (the sharpened
+ * pigeonhole of nd_permute.h): copy b answers for the rows whose first
+ * block equal to the fingerprint's is b, so no row comes twice.  From
+ * `blocks` bits up, every partition of the first copy.
+ */
+CREATE FUNCTION @extschema@.simhash_layout_within_sql(layout pg_catalog.regclass,
+                                                      fingerprint @extschema@.simhash64,
+                                                      max_distance pg_catalog.int4)
+RETURNS pg_catalog.text
+LANGUAGE plpgsql STABLE STRICT
+AS $$
+DECLARE
+    l record := @extschema@.simhash_layout_parts(layout);
+    q pg_catalog.text := pg_catalog.quote_literal(fingerprint::pg_catalog.text)
+                         OPERATOR(pg_catalog.||) '::@extschema@.simhash64';
+    arm pg_catalog.text;
+    sql pg_catalog.text := '';
+    v pg_catalog.int8;
+    width pg_catalog.int4;
+    part pg_catalog.text;
+BEGIN
+    IF max_distance OPERATOR(pg_catalog.<) 0 OR max_distance OPERATOR(pg_catalog.>) 64 THEN
+        RAISE EXCEPTION 'max_distance must be between 0 and 64' USING ERRCODE = '22023';
+    END IF;
+    IF max_distance OPERATOR(pg_catalog.>=) l.blocks THEN
+        RETURN pg_catalog.format(
+            'SELECT id, sh, sh OPERATOR(@extschema@.<~>) %3$s AS distance FROM %1$I.%2$I '
+            'WHERE sh OPERATOR(@extschema@.<~>) %3$s OPERATOR(pg_catalog.<=) %4$s',
+            l.nsp, l.name OPERATOR(pg_catalog.||) '_b1', q, max_distance);
+    END IF;
+    FOR b IN 1 .. max_distance OPERATOR(pg_catalog.+) 1 LOOP
+        v := @extschema@.simhash_block(fingerprint, b, l.blocks);
+        /*
+         * The partition that holds v, read directly rather than pruned to:
+         * PostgreSQL 15 runs a copy pruned to one partition as a plain
+         * Foreign Scan, one shard after another, where the partitions
+         * named in one UNION ALL are read together (Async Foreign Scan).
+         * simhash_layout_create's ranges: p from floor(p 2^w / P).
+         */
+        width := 64 OPERATOR(pg_catalog./) l.blocks;
+        IF b OPERATOR(pg_catalog.<=) (64 OPERATOR(pg_catalog.%) l.blocks) THEN
+            width := width OPERATOR(pg_catalog.+) 1;
+        END IF;
+        part := pg_catalog.format('%s_b%s_p%s', l.name, b,
+            ((v OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.*) l.partitions
+             OPERATOR(pg_catalog.+) (1::pg_catalog.int8 OPERATOR(pg_catalog.<<) width) OPERATOR(pg_catalog.-) 1)
+            OPERATOR(pg_catalog./) (1::pg_catalog.int8 OPERATOR(pg_catalog.<<) width) OPERATOR(pg_catalog.-) 1);
+        IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', l.nsp, part)) IS NULL THEN
+            -- not the layout's own partitioning: let the planner prune
+            part := l.name OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) b;
+        END IF;
+        arm := pg_catalog.format(
+            'SELECT id, sh, sh OPERATOR(@extschema@.<~>) %3$s AS distance FROM %1$I.%2$I '
+            'WHERE @extschema@.simhash_block(sh, %4$s, %5$s) OPERATOR(pg_catalog.=) %6$s '
+            'AND sh OPERATOR(@extschema@.<~>) %3$s OPERATOR(pg_catalog.<=) %7$s',
+            l.nsp, part, q, b, l.blocks, v, max_distance);
+        FOR e IN 1 .. b OPERATOR(pg_catalog.-) 1 LOOP
+            arm := arm OPERATOR(pg_catalog.||) pg_catalog.format(
+                ' AND @extschema@.simhash_block(sh, %s, %s) OPERATOR(pg_catalog.<>) %s',
+                e, l.blocks, @extschema@.simhash_block(fingerprint, e, l.blocks));
+        END LOOP;
+        sql := sql OPERATOR(pg_catalog.||) CASE WHEN b OPERATOR(pg_catalog.=) 1 THEN '' ELSE ' UNION ALL ' END
+               OPERATOR(pg_catalog.||) arm;
+    END LOOP;
+    RETURN sql;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_within_sql(pg_catalog.regclass, @extschema@.simhash64, pg_catalog.int4)
+    IS 'the query simhash_layout_within runs: below the layout''s blocks, one partition in each of max_distance + 1 copies';
+
+CREATE FUNCTION @extschema@.simhash_layout_within(layout pg_catalog.regclass,
+                                                  fingerprint @extschema@.simhash64,
+                                                  max_distance pg_catalog.int4)
+RETURNS TABLE(id pg_catalog.int8, sh @extschema@.simhash64, distance pg_catalog.int4)
+LANGUAGE plpgsql STABLE STRICT
+AS $$
+BEGIN
+    RETURN QUERY EXECUTE @extschema@.simhash_layout_within_sql(layout, fingerprint, max_distance);
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_within(pg_catalog.regclass, @extschema@.simhash64, pg_catalog.int4)
+    IS 'rows of a block-sharded layout within max_distance bits of a fingerprint, each once: below the layout''s blocks, one partition in each of max_distance + 1 copies';
+
+/*
+ * The n nearest rows, exactly (ties by id).  The radius search at blocks - 1
+ * finds every row that near; if n of them are, they are the answer.
+ * Otherwise each partition of the first copy returns its own n nearest
+ * (ORDER BY and LIMIT shipped to the shard, the shards queried together)
+ * and the coordinator keeps the n nearest of those.
+ */
+CREATE FUNCTION @extschema@.simhash_layout_nearest(layout pg_catalog.regclass,
+                                                   fingerprint @extschema@.simhash64,
+                                                   n pg_catalog.int4)
+RETURNS TABLE(id pg_catalog.int8, sh @extschema@.simhash64, distance pg_catalog.int4)
+LANGUAGE plpgsql STABLE STRICT
+AS $$
+DECLARE
+    l record := @extschema@.simhash_layout_parts(layout);
+    q pg_catalog.text := pg_catalog.quote_literal(fingerprint::pg_catalog.text)
+                         OPERATOR(pg_catalog.||) '::@extschema@.simhash64';
+    found pg_catalog.int8;
+    sql pg_catalog.text;
+BEGIN
+    IF n OPERATOR(pg_catalog.<) 0 THEN
+        RAISE EXCEPTION 'n must not be negative' USING ERRCODE = '22023';
+    END IF;
+    RETURN QUERY
+        SELECT w.id, w.sh, w.distance
+        FROM @extschema@.simhash_layout_within(layout, fingerprint, l.blocks OPERATOR(pg_catalog.-) 1) w
+        ORDER BY w.distance, w.id LIMIT n;
+    GET DIAGNOSTICS found = ROW_COUNT;
+    IF found OPERATOR(pg_catalog.=) n THEN
+        RETURN;
+    END IF;
+    -- fewer than n within blocks - 1 bits: start again over every partition
+    SELECT pg_catalog.string_agg(pg_catalog.format(
+               '(SELECT id, sh, sh OPERATOR(@extschema@.<~>) %2$s AS distance FROM %1$s '
+               'ORDER BY sh OPERATOR(@extschema@.<~>) %2$s, id LIMIT %3$s)', i.inhrelid::pg_catalog.regclass, q, n),
+           ' UNION ALL ')
+    INTO sql
+    FROM pg_catalog.pg_inherits i
+    WHERE i.inhparent OPERATOR(pg_catalog.=)
+          pg_catalog.format('%I.%I', l.nsp, l.name OPERATOR(pg_catalog.||) '_b1')::pg_catalog.regclass;
+    RETURN QUERY EXECUTE pg_catalog.format(
+        'SELECT u.id, u.sh, u.distance FROM (%s) u WHERE u.distance OPERATOR(pg_catalog.>=) %s '
+        'ORDER BY u.distance, u.id LIMIT %s',
+        sql, l.blocks, n OPERATOR(pg_catalog.-) found);
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_nearest(pg_catalog.regclass, @extschema@.simhash64, pg_catalog.int4)
+    IS 'the n nearest rows of a block-sharded layout to a fingerprint, exactly (ties by id)';
+
+/*
+ * Writes reach every copy in one statement: the query's rows go into each
+ * copy (postgres_fdw sends them to the shards in batches of the server's
+ * batch_size), and the deletes remove the ids from each.  The query runs
+ * once, as written, with the caller's rights and search_path.
+ */
+CREATE FUNCTION @extschema@.simhash_layout_insert(layout pg_catalog.regclass, query pg_catalog.text)
+RETURNS pg_catalog.int8
+LANGUAGE plpgsql VOLATILE STRICT
+AS $$
+DECLARE
+    l record := @extschema@.simhash_layout_parts(layout);
+    ctes pg_catalog.text := '';
+    n pg_catalog.int8;
+BEGIN
+    FOR b IN 1 .. l.blocks LOOP
+        ctes := ctes OPERATOR(pg_catalog.||) pg_catalog.format(
+            ', c%1$s AS (INSERT INTO %2$I.%3$I (id, sh) SELECT id, sh FROM src)',
+            b, l.nsp, l.name OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) b);
+    END LOOP;
+    EXECUTE pg_catalog.format(
+        'WITH src(id, sh) AS MATERIALIZED (%s)%s SELECT pg_catalog.count(*) FROM src', query, ctes)
+        INTO n;
+    RETURN n;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_insert(pg_catalog.regclass, pg_catalog.text)
+    IS 'insert the (id, fingerprint) rows of a query into every copy of a block-sharded layout, in one statement';
+
+CREATE FUNCTION @extschema@.simhash_layout_delete(layout pg_catalog.regclass, ids pg_catalog.int8[])
+RETURNS pg_catalog.int8
+LANGUAGE plpgsql VOLATILE STRICT
+AS $$
+DECLARE
+    l record := @extschema@.simhash_layout_parts(layout);
+    ctes pg_catalog.text := '';
+    n pg_catalog.int8;
+BEGIN
+    FOR b IN 1 .. l.blocks LOOP
+        ctes := ctes OPERATOR(pg_catalog.||) pg_catalog.format(
+            '%1$s c%2$s AS (DELETE FROM %3$I.%4$I WHERE id OPERATOR(pg_catalog.=) ANY ($1) RETURNING 1)',
+            CASE WHEN b OPERATOR(pg_catalog.=) 1 THEN 'WITH' ELSE ',' END,
+            b, l.nsp, l.name OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) b);
+    END LOOP;
+    EXECUTE ctes OPERATOR(pg_catalog.||) ' SELECT pg_catalog.count(*) FROM c1' INTO n USING ids;
+    RETURN n;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_delete(pg_catalog.regclass, pg_catalog.int8[])
+    IS 'delete ids from every copy of a block-sharded layout, in one statement; returns the rows deleted from one copy';
+
+/*
+ * The nightly clusters, from edges: every shard clusters, on its own, the
+ * partitions it holds (simhash_shard_clusters, through the cluster views);
+ * only the rows that are not their partition cluster's smallest id cross
+ * the network, as edges (id, cluster_id); their union's components equal
+ * simhash_clusters(max_distance => blocks - 1) over the rows.
+ */
+CREATE FUNCTION @extschema@.simhash_layout_clusters(layout pg_catalog.regclass)
+RETURNS TABLE(id pg_catalog.int8, cluster_id pg_catalog.int8)
+LANGUAGE plpgsql VOLATILE STRICT
+AS $$
+DECLARE
+    l record := @extschema@.simhash_layout_parts(layout);
+BEGIN
+    RETURN QUERY SELECT c.id, c.cluster_id FROM @extschema@.dedup_clusters(pg_catalog.format(
+        'SELECT id, cluster_id FROM %I.%I WHERE id OPERATOR(pg_catalog.<>) cluster_id',
+        l.nsp, l.name OPERATOR(pg_catalog.||) '_clusters')) c;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_clusters(pg_catalog.regclass)
+    IS 'clusters of a block-sharded layout within blocks - 1 bits, from the edges each shard finds on its own';
+
+/*
+ * Moves one partition of one copy to another server (adding a shard):
+ * copies its rows into the target's empty table of the same name, points
+ * the coordinator's partition and cluster partition there and empties the
+ * source's table, in the caller's transaction.  Writes to that copy wait
+ * for the move; reads do not.
+ */
+CREATE FUNCTION @extschema@.simhash_layout_move(layout pg_catalog.regclass, block pg_catalog.int4,
+                                                partition pg_catalog.int4, server pg_catalog.text)
+RETURNS pg_catalog.int8
+LANGUAGE plpgsql VOLATILE STRICT
+AS $$
+DECLARE
+    l record := @extschema@.simhash_layout_parts(layout);
+    copy pg_catalog.text;
+    part pg_catalog.text;
+    bound pg_catalog.text;
+    old_server pg_catalog.text;
+    nonempty pg_catalog.bool;
+    n pg_catalog.int8;
+BEGIN
+    IF block OPERATOR(pg_catalog.<) 1 OR block OPERATOR(pg_catalog.>) l.blocks THEN
+        RAISE EXCEPTION 'block must be between 1 and %', l.blocks USING ERRCODE = '22023';
+    END IF;
+    copy := pg_catalog.format('%I.%I', l.nsp, l.name OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) block);
+    part := pg_catalog.format('%s_b%s_p%s', l.name, block, partition);
+    SELECT pg_catalog.pg_get_expr(c.relpartbound, c.oid), s.srvname::pg_catalog.text
+    INTO bound, old_server
+    FROM pg_catalog.pg_class c
+    JOIN pg_catalog.pg_foreign_table f ON f.ftrelid OPERATOR(pg_catalog.=) c.oid
+    JOIN pg_catalog.pg_foreign_server s ON s.oid OPERATOR(pg_catalog.=) f.ftserver
+    JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace
+    WHERE ns.nspname OPERATOR(pg_catalog.=) l.nsp AND c.relname OPERATOR(pg_catalog.=) part;
+    IF bound IS NULL THEN
+        RAISE EXCEPTION 'layout "%" has no partition % of block %', layout, partition, block
+            USING ERRCODE = '22023';
+    END IF;
+    IF old_server OPERATOR(pg_catalog.=) server THEN
+        RETURN 0::pg_catalog.int8;
+    END IF;
+    EXECUTE pg_catalog.format('LOCK TABLE %s IN EXCLUSIVE MODE', copy);
+    EXECUTE pg_catalog.format(
+        'CREATE FOREIGN TABLE %1$I.%2$I (id pg_catalog.int8 NOT NULL, sh @extschema@.simhash64 NOT NULL) '
+        'SERVER %3$I OPTIONS (schema_name %4$L, table_name %5$L)',
+        l.nsp, part OPERATOR(pg_catalog.||) '_moving', server, l.nsp, part);
+    EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM %I.%I)', l.nsp, part OPERATOR(pg_catalog.||) '_moving')
+        INTO STRICT nonempty;
+    IF nonempty THEN
+        RAISE EXCEPTION 'table %.% on server "%" is not empty', l.nsp, part, server
+            USING ERRCODE = '55000', HINT = 'Empty it on the shard first.';
+    END IF;
+    EXECUTE pg_catalog.format('INSERT INTO %1$I.%2$I SELECT id, sh FROM %1$I.%3$I',
+                              l.nsp, part OPERATOR(pg_catalog.||) '_moving', part);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    EXECUTE pg_catalog.format('TRUNCATE %I.%I', l.nsp, part);
+    EXECUTE pg_catalog.format('DROP FOREIGN TABLE %I.%I', l.nsp, part);
+    EXECUTE pg_catalog.format('ALTER FOREIGN TABLE %1$I.%2$I RENAME TO %3$I',
+                              l.nsp, part OPERATOR(pg_catalog.||) '_moving', part);
+    EXECUTE pg_catalog.format('ALTER TABLE %s ATTACH PARTITION %I.%I %s', copy, l.nsp, part, bound);
+    -- the cluster view's partition follows
+    SELECT pg_catalog.pg_get_expr(c.relpartbound, c.oid) INTO bound
+    FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace
+    WHERE ns.nspname OPERATOR(pg_catalog.=) l.nsp
+      AND c.relname OPERATOR(pg_catalog.=) (part OPERATOR(pg_catalog.||) '_clusters');
+    EXECUTE pg_catalog.format('DROP FOREIGN TABLE %I.%I', l.nsp, part OPERATOR(pg_catalog.||) '_clusters');
+    EXECUTE pg_catalog.format(
+        'CREATE FOREIGN TABLE %1$I.%2$I PARTITION OF %1$I.%3$I %4$s SERVER %5$I '
+        'OPTIONS (schema_name %6$L, table_name %7$L)',
+        l.nsp, part OPERATOR(pg_catalog.||) '_clusters', l.name OPERATOR(pg_catalog.||) '_clusters',
+        bound, server, l.nsp, part OPERATOR(pg_catalog.||) '_clusters');
+    RETURN n;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_move(pg_catalog.regclass, pg_catalog.int4, pg_catalog.int4, pg_catalog.text)
+    IS 'move one partition of a block-sharded layout''s copy to another server (its rows and its cluster view)';
+
+-- ===== end section: block-sharded layout =====

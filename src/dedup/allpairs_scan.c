@@ -58,6 +58,8 @@ struct NdAllPairsScan
 	/* where the pieces are: the next table (and its leading blocks), batch */
 	int			next_table;
 	uint32		next_lead;
+	int			t_begin;		/* the tables asked for: [t_begin, t_end) */
+	int			t_end;
 	int			next_batch;
 	int			nbatches;
 	int			pbits;			/* batched: a batch is a table's key's top bits */
@@ -88,7 +90,7 @@ scan_table_start(void *arg, int t)
 {
 	ScanRun    *run = (ScanRun *) arg;
 
-	nd_progress_done(t);
+	nd_progress_done(t - run->t_begin);
 	elog(DEBUG1, "%s: table %d of %d", run->spec->fname, t + 1, run->plan.ntables);
 }
 
@@ -293,6 +295,8 @@ batched_init(ScanRun *run)
 	run->chunk = Min(run->cap, (size_t) 8192);
 	run->readbuf = palloc(run->chunk * sizeof(nd_pair_item));
 	run->next_lead = nd_pairs_first_lead(&run->plan);
+	for (int t = 0; t < run->t_begin; t++)
+		run->next_lead = nd_pairs_next_lead(run->next_lead);
 
 	spill_write(run->spill, run->items, run->n);
 	run->n = 0;
@@ -344,6 +348,10 @@ nd_allpairs_scan_begin(FunctionCallInfo fcinfo, const char *query, const NdAllPa
 	if (spec->auto_blocks)
 		blocks = nd_pairs_auto_blocks(spec->k, (double) run->total);
 	nd_pairs_plan_init(&run->plan, spec->k, blocks);
+	run->t_begin = spec->table_begin;
+	run->t_end = spec->table_end > 0 ? Min(spec->table_end, run->plan.ntables) : run->plan.ntables;
+	Assert(run->t_begin >= 0 && run->t_begin < run->t_end);
+	run->next_table = run->t_begin;
 
 	run->sink.emit = scan_emit;
 	run->sink.tick = scan_tick;
@@ -360,12 +368,12 @@ nd_allpairs_scan_begin(FunctionCallInfo fcinfo, const char *query, const NdAllPa
 		}
 		elog(DEBUG1, "%s: " UINT64_FORMAT " rows, %d blocks, %d tables, in memory",
 			 spec->fname, run->total, run->plan.nblocks, run->plan.ntables);
-		nd_progress_phase("searching tables", run->plan.ntables);
+		nd_progress_phase("searching tables", run->t_end - run->t_begin);
 	}
 	else
 	{
 		batched_init(run);
-		nd_progress_phase("searching tables in batches", run->plan.ntables);
+		nd_progress_phase("searching tables in batches", run->t_end - run->t_begin);
 	}
 	MemoryContextSwitchTo(oldcxt);
 	return run;
@@ -380,21 +388,21 @@ nd_allpairs_scan_next(NdAllPairsScan *run, NdAllPairsPiece *piece)
 	if (run->spill == NULL)
 	{
 		/* in memory: one piece, every table */
-		if (run->next_table == 0)
+		if (run->next_table == run->t_begin)
 		{
-			run_core(run, run->items, run->n, 0, run->plan.ntables);
+			run_core(run, run->items, run->n, run->t_begin, run->t_end);
 			piece->items = run->items;
 			piece->n = run->n;
-			piece->t_begin = 0;
-			piece->t_end = run->plan.ntables;
-			run->next_table = run->plan.ntables;
+			piece->t_begin = run->t_begin;
+			piece->t_end = run->t_end;
+			run->next_table = run->t_end;
 			found = true;
 		}
 	}
 	else
 	{
 		/* batched: one piece per batch of each table */
-		while (!found && run->next_table < run->plan.ntables)
+		while (!found && run->next_table < run->t_end)
 		{
 			int			t = run->next_table;
 			int			b = run->next_batch;

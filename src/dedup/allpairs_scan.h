@@ -33,6 +33,12 @@ typedef struct NdAllPairsSpec
 	int			k;
 	bool		auto_blocks;
 	int			blocks;
+	/*
+	 * only the plan's tables [table_begin, table_end); table_end 0: every
+	 * table (simhash_shard_clusters runs the one table of a block)
+	 */
+	int			table_begin;
+	int			table_end;
 	NdAllPairsOutput output;
 	/*
 	 * a pair (or edge), id_a < id_b, in the ids map_id returned; for

@@ -23,6 +23,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
@@ -30,7 +31,9 @@
 #include "cluster_output.h"
 #include "nd_allpairs.h"
 #include "nd_unionfind.h"
+#include "pairs_args.h"
 #include "progress.h"
+#include "query_rows.h"
 #include "context_realloc.h"
 
 typedef struct ClustersRun
@@ -56,9 +59,13 @@ clusters_edge(void *arg, int64 a, int64 b, int dist)
 	cr->edges++;
 }
 
+/*
+ * The clusters of the pairs within k bits whose first table of the plan
+ * (k, blocks) is in [table_begin, table_end); table_end 0 for every table.
+ */
 static void
-clusters_body(FunctionCallInfo fcinfo, const char *query, int k, bool auto_blocks,
-			  int blocks)
+clusters_run(FunctionCallInfo fcinfo, const char *fname, const char *query, int k,
+			 bool auto_blocks, int blocks, int table_begin, int table_end)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext cxt,
@@ -71,36 +78,46 @@ clusters_body(FunctionCallInfo fcinfo, const char *query, int k, bool auto_block
 	/* the sets, in a context of their own: freed at once at the end */
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_clusters",
 								ALLOCSET_DEFAULT_SIZES);
+	/* fname is the SQL function's, for messages and neardup_progress() */
 	oldcxt = MemoryContextSwitchTo(cxt);
 	nd_uf_init(&cr.uf, nd_context_realloc, cxt);
 	cr.edges = 0;
 
-	nd_progress_begin("simhash_clusters");
-	spec.fname = "simhash_clusters";
+	nd_progress_begin(fname);
+	spec.fname = fname;
 	spec.k = k;
 	spec.auto_blocks = auto_blocks;
 	spec.blocks = blocks;
+	spec.table_begin = table_begin;
+	spec.table_end = table_end;
 	spec.output = ND_ALLPAIRS_EDGES;
 	spec.emit = clusters_edge;
 	spec.map_id = clusters_add_row;
 	spec.arg = &cr;
 	nd_allpairs_scan(fcinfo, query, &spec);
 
-	elog(DEBUG1, "simhash_clusters: %u rows, " UINT64_FORMAT " edges",
-		 cr.uf.n, cr.edges);
+	elog(DEBUG1, "%s: %u rows, " UINT64_FORMAT " edges",
+		 fname, cr.uf.n, cr.edges);
 	/*
 	 * The memory at DEBUG2, as the scan's working memory: the figure depends
 	 * on the server's build (an assert-enabled one adds to every chunk), and
 	 * regress 49 shows the DEBUG1 lines.
 	 */
-	elog(DEBUG2, "simhash_clusters: %zu bytes of sets",
-		 MemoryContextMemAllocated(cxt, true));
+	elog(DEBUG2, "%s: %zu bytes of sets",
+		 fname, MemoryContextMemAllocated(cxt, true));
 	nd_progress_phase("writing clusters", cr.uf.n);
 	nd_clusters_output(&cr.uf, rsinfo->setResult, rsinfo->setDesc);
 	nd_progress_end();
 
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(cxt);
+}
+
+static void
+clusters_body(FunctionCallInfo fcinfo, const char *query, int k, bool auto_blocks,
+			  int blocks)
+{
+	clusters_run(fcinfo, "simhash_clusters", query, k, auto_blocks, blocks, 0, 0);
 }
 
 /* simhash_clusters(query text, max_distance int4 DEFAULT 3, blocks int4 DEFAULT NULL) */
@@ -130,5 +147,37 @@ Datum
 simhash_clusters_relname(PG_FUNCTION_ARGS)
 {
 	nd_allpairs_relname_form(fcinfo, clusters_body);
+	return (Datum) 0;
+}
+
+/*
+ * simhash_shard_clusters(query text, block int4, blocks int4): the share of
+ * one block's shard in a block-sharded clustering (doc/scale-out.md).  The
+ * rows are those of one range of block values of a copy partitioned by that
+ * block; the pairs are those within blocks - 1 bits whose first block of
+ * agreement (counting from 1) is `block`, found by the one table of that
+ * block (the plan of max_distance blocks - 1 has one table per block, table
+ * t leading with block t).  Every pair within blocks - 1 bits agrees on some
+ * block, and its two rows are in the same range of its first agreeing
+ * block's copy, so the union of every shard's edges has the components of
+ * simhash_clusters(max_distance => blocks - 1) over all the rows.
+ */
+PG_FUNCTION_INFO_V1(simhash_shard_clusters);
+Datum
+simhash_shard_clusters(PG_FUNCTION_ARGS)
+{
+	int			block,
+				blocks;
+	char	   *query;
+
+	nd_require_arg(fcinfo, 0, "query");
+	nd_require_arg(fcinfo, 1, "block");
+	nd_require_arg(fcinfo, 2, "blocks");
+	query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	block = PG_GETARG_INT32(1);
+	blocks = PG_GETARG_INT32(2);
+	nd_check_block_args(block, blocks);
+	clusters_run(fcinfo, "simhash_shard_clusters", query, blocks - 1, false, blocks,
+				 block - 1, block);
 	return (Datum) 0;
 }

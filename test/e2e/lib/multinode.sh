@@ -11,6 +11,9 @@
 #
 #   nd_mn_init                 make the temporary directory, EXIT trap stops all
 #   nd_node_create NAME [GUC=VALUE ...]   initdb + start; extra settings appended
+#   nd_node_standby NAME PRIMARY  a streaming hot standby of PRIMARY (pg_basebackup -R)
+#   nd_node_promote NAME       pg_ctl promote, waiting until it accepts writes
+#   nd_fdw_server COORD SHARD  on COORD, a postgres_fdw server SHARD for that node
 #   nd_node_stop NAME [MODE]   pg_ctl stop (fast by default; immediate for a crash)
 #   nd_node_start NAME
 #   nd_port NAME               its port
@@ -61,10 +64,41 @@ nd_node_create() {
 		for g in "$@"; do echo "${g%%=*} = '${g#*=}'"; done
 	} | runuser -u postgres -- tee -a "$dir/data/postgresql.conf" >/dev/null
 	# Loopback only, trust: these clusters live as long as the script.
-	printf 'local all all trust\nhost all all 127.0.0.1/32 trust\n' |
+	printf 'local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n' |
 		runuser -u postgres -- tee "$dir/data/pg_hba.conf" >/dev/null
 	ND_MN_NODES+=("$name")
 	nd_node_start "$name"
+}
+
+nd_node_standby() {
+	local name=$1 primary=$2 dir port
+	dir=$ND_MN_DIR/$name
+	mkdir -p "$dir"
+	chown postgres: "$dir"
+	port=$(nd_free_port)
+	echo "$port" >"$dir/port"
+	runuser -u postgres -- "$ND_PGBIN/pg_basebackup" -h 127.0.0.1 -p "$(nd_port "$primary")" -U postgres \
+		-D "$dir/data" -X stream -R -c fast >"$dir/basebackup.log" 2>&1 ||
+		{ cat "$dir/basebackup.log" >&2; return 1; }
+	{
+		echo "port = $port"
+		echo "unix_socket_directories = '$dir'"
+		echo "hot_standby = on"
+	} | runuser -u postgres -- tee -a "$dir/data/postgresql.conf" >/dev/null
+	ND_MN_NODES+=("$name")
+	nd_node_start "$name"
+}
+
+nd_node_promote() {
+	runuser -u postgres -- "$ND_PGBIN/pg_ctl" -D "$ND_MN_DIR/$1/data" -w promote >/dev/null
+}
+
+nd_fdw_server() {
+	nd_psql "$1" -c "SET client_min_messages = warning" \
+		-c "CREATE SERVER IF NOT EXISTS $2 FOREIGN DATA WRAPPER postgres_fdw
+		    OPTIONS (host '127.0.0.1', port '$(nd_port "$2")', dbname 'postgres',
+		             extensions 'neardup', async_capable 'true', fetch_size '${ND_FETCH_SIZE:-100}', batch_size '1000')" \
+		-c "CREATE USER MAPPING IF NOT EXISTS FOR CURRENT_USER SERVER $2 OPTIONS (user 'postgres')"
 }
 
 nd_node_start() {
@@ -106,12 +140,8 @@ nd_shard_cluster() {
 		nd_psql "$s" -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS neardup" \
 			-c "CREATE TABLE ${tbl}_$s (id bigint PRIMARY KEY, sh simhash64)"
 		[ -n "${ND_DEFER_INDEXES:-}" ] || nd_shard_indexes "$tbl" "$s"
-		nd_psql "$coord" -c "SET client_min_messages = warning" \
-			-c "CREATE SERVER IF NOT EXISTS $s FOREIGN DATA WRAPPER postgres_fdw
-			    OPTIONS (host '127.0.0.1', port '$(nd_port "$s")', dbname 'postgres',
-			             extensions 'neardup', async_capable 'true', fetch_size '${ND_FETCH_SIZE:-100}', batch_size '1000')" \
-			-c "CREATE USER MAPPING IF NOT EXISTS FOR CURRENT_USER SERVER $s OPTIONS (user 'postgres')" \
-			-c "CREATE FOREIGN TABLE ${tbl}_$s PARTITION OF $tbl
+		nd_fdw_server "$coord" "$s"
+		nd_psql "$coord" -c "CREATE FOREIGN TABLE ${tbl}_$s PARTITION OF $tbl
 			    FOR VALUES WITH (MODULUS $nshards, REMAINDER $i)
 			    SERVER $s OPTIONS (table_name '${tbl}_$s')"
 		i=$((i + 1))

@@ -1,0 +1,120 @@
+--
+-- The block-sharded layout's single-node parts (doc/scale-out.md, "The
+-- block layout"): simhash_block, the partition key; simhash_shard_clusters,
+-- one shard's share of the nightly clusters; simhash_shard_create; the
+-- argument checks of the coordinator's functions.  The layout over
+-- postgres_fdw shards is test/e2e/shard_blocks.sh.
+--
+SET client_min_messages = warning;
+
+-- Blocks as the permuted tables cut them: the first 64 % blocks one bit
+-- wider, the most significant first.
+SELECT b, simhash_block('ffff00000000000f', b, 4) AS of_4,
+       simhash_block('8000000000000001', b, 4) AS ends_4
+FROM generate_series(1, 4) b;
+SELECT b, CASE WHEN b <= 3 THEN simhash_block('ffffffffffffffff', b, 3) END AS all_ones_3,
+       simhash_block('ffffffffffffffff', b, 5) AS all_ones_5
+FROM generate_series(1, 5) b;
+SELECT simhash_block('ffffffffffffffff', 1, 2) AS widest, simhash_block('0123456789abcdef', 16, 16) AS narrowest;
+
+-- Errors: 22023 for blocks or block out of range.
+\set VERBOSITY terse
+SELECT simhash_block('0000000000000000', 1, 1);
+SELECT simhash_block('0000000000000000', 1, 17);
+SELECT simhash_block('0000000000000000', 0, 4);
+SELECT simhash_block('0000000000000000', 5, 4);
+\set VERBOSITY default
+
+-- Pigeonhole: two codes within blocks - 1 bits agree on some block.
+CREATE TABLE bl_codes AS
+SELECT i AS id, ('x' || md5(i::text))::bit(64)::bigint::simhash64 AS sh FROM generate_series(1, 300) i;
+SELECT m, count(*) FILTER (WHERE NOT EXISTS (
+           SELECT FROM generate_series(1, m) b
+           WHERE simhash_block(x.sh, b, m) = simhash_block(y.sh, b, m))) AS pairs_agreeing_on_no_block,
+       count(*) AS pairs_within
+FROM generate_series(2, 6) m,
+     (SELECT a.sh, f.sh2 FROM bl_codes a,
+             LATERAL (SELECT ((a.sh::bigint # (1::bigint << ((a.id * 7 + j * 13) % 64)))
+                              # CASE WHEN j > 1 THEN (1::bigint << ((a.id * 3 + j * 29 + 5) % 64)) ELSE 0 END)::simhash64 AS sh2
+                      FROM generate_series(1, 5) j) f) p(sh, sh2),
+     LATERAL (SELECT p.sh, p.sh2) x(sh, sh2),
+     LATERAL (SELECT p.sh2 AS sh) y
+WHERE x.sh <~> y.sh <= m - 1
+GROUP BY m ORDER BY m;
+
+-- simhash_shard_clusters: rows grouped by one block's value range (the
+-- partitions of a copy), each group clustered on its own for that block;
+-- the union of every group's edges has simhash_clusters' components.
+CREATE TABLE bl_docs (id bigint, sh simhash64);
+INSERT INTO bl_docs SELECT id, sh FROM bl_codes;
+-- near copies at 1..3 bits, and a group of 50 identical codes
+INSERT INTO bl_docs
+SELECT 1000 + id, (sh::bigint # (7::bigint << (id % 60)) # CASE WHEN id % 3 = 0 THEN 1::bigint << 63 ELSE 0 END)::simhash64
+FROM bl_codes WHERE id % 4 = 0 AND id < 200;
+INSERT INTO bl_docs SELECT 2000 + i, '0123456789abcdef' FROM generate_series(1, 50) i;
+INSERT INTO bl_docs SELECT 3000 + i, ('0123456789abcdef'::simhash64::bigint # (1::bigint << i))::simhash64 FROM generate_series(0, 9) i;
+
+CREATE FUNCTION bl_shard_edges(blocks int, ranges int) RETURNS TABLE(id bigint, cluster_id bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    width int;
+BEGIN
+    FOR b IN 1 .. blocks LOOP
+        width := 64 / blocks + CASE WHEN b <= 64 % blocks THEN 1 ELSE 0 END;
+        FOR r IN 0 .. ranges - 1 LOOP
+            RETURN QUERY SELECT c.id, c.cluster_id FROM simhash_shard_clusters(format(
+                'SELECT id, sh FROM bl_docs WHERE simhash_block(sh, %s, %s) * %s >> %s = %s',
+                b, blocks, ranges, width, r), b, blocks) c;
+        END LOOP;
+    END LOOP;
+END $$;
+
+SELECT blocks, ranges,
+       (SELECT count(*) FROM (SELECT * FROM simhash_clusters('bl_docs', 'id', 'sh', blocks - 1)
+                              EXCEPT SELECT * FROM dedup_clusters(format(
+                                  'SELECT id, cluster_id FROM bl_shard_edges(%s, %s)', blocks, ranges))) x) AS missing,
+       (SELECT count(*) FROM (SELECT * FROM dedup_clusters(format(
+                                  'SELECT id, cluster_id FROM bl_shard_edges(%s, %s)', blocks, ranges))
+                              EXCEPT SELECT * FROM simhash_clusters('bl_docs', 'id', 'sh', blocks - 1)) x) AS extra,
+       (SELECT count(*) FROM simhash_clusters('bl_docs', 'id', 'sh', blocks - 1)) AS clustered
+FROM (VALUES (4, 1), (4, 8), (3, 4), (5, 16)) v(blocks, ranges)
+ORDER BY 1, 2;
+
+-- One table per block: the identical codes' pairs are found for block 1
+-- only (they agree on every block, and block 1 comes first).
+SELECT b, (SELECT count(*) FROM simhash_shard_clusters('SELECT id, sh FROM bl_docs', b, 4) c
+           WHERE c.id BETWEEN 2001 AND 2050) AS identical_group_rows,
+       (SELECT count(*) FROM simhash_shard_clusters('SELECT id, sh FROM bl_docs', b, 4)) AS clustered
+FROM generate_series(1, 4) b ORDER BY b;
+
+-- Errors: a NULL argument names it (22004); block or blocks out of range.
+\set VERBOSITY terse
+SELECT * FROM simhash_shard_clusters(NULL, 1, 4);
+SELECT * FROM simhash_shard_clusters('SELECT id, sh FROM bl_docs', NULL, 4);
+SELECT * FROM simhash_shard_clusters('SELECT id, sh FROM bl_docs', 0, 4);
+SELECT * FROM simhash_shard_clusters('SELECT id, sh FROM bl_docs', 1, 17);
+\set VERBOSITY default
+
+-- simhash_shard_create: every (copy, partition) table with its hamming
+-- index, and a cluster view that reports the part number.
+SELECT simhash_shard_create('bl', 2, 3);
+SELECT c.relname, c.relkind, (SELECT string_agg(am.amname, ',') FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+                                JOIN pg_am am ON am.oid = ic.relam WHERE i.indrelid = c.oid) AS indexes
+FROM pg_class c WHERE c.relname ~ '^bl_b[0-9]_p[0-9]' ORDER BY c.relname;
+INSERT INTO bl_b1_p0 SELECT id, sh FROM bl_docs WHERE id > 2000;
+SELECT part, count(*), count(DISTINCT cluster_id) FROM bl_b1_p0_clusters GROUP BY part;
+SELECT part, count(*) FROM bl_b2_p2_clusters GROUP BY part;
+
+-- The coordinator's checks, before anything is created.
+\set VERBOSITY terse
+SELECT simhash_shard_create('bl2', 1, 4);
+SELECT simhash_shard_create('bl2', 4, 0);
+SELECT simhash_shard_create('bl2', 16, 32);
+SELECT * FROM simhash_layout_create('bl3', ARRAY['no_such_server'], 4, 4);
+SELECT * FROM simhash_layout_create('bl3', '{}', 4, 4);
+SELECT * FROM simhash_layout_create(repeat('x', 55), ARRAY['no_such_server'], 4, 16);
+SELECT simhash_shard_create(repeat('x', 50), 4, 16);
+SELECT simhash_layout_blocks('bl_docs');
+SELECT * FROM simhash_layout_within('bl_docs', '0000000000000000', 3);
+\set VERBOSITY default
+SELECT count(*) AS bl3_objects FROM pg_class WHERE relname LIKE 'bl3%' OR relname LIKE 'xxxxx%';
