@@ -105,6 +105,20 @@ INSERT INTO bl_b1_p0 SELECT id, sh FROM bl_docs WHERE id > 2000;
 SELECT part, count(*), count(DISTINCT cluster_id) FROM bl_b1_p0_clusters GROUP BY part;
 SELECT part, count(*) FROM bl_b2_p2_clusters GROUP BY part;
 
+-- exclude_within: the near-duplicate constraint instead of the index; its
+-- radius must leave the pigeonhole (below blocks).
+SELECT simhash_shard_create('blx', 2, 1, exclude_within => 1);
+SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'blx_b1_p0'::regclass AND contype = 'x';
+INSERT INTO blx_b1_p0 VALUES (1, '0123456789abcdef');
+INSERT INTO blx_b1_p0 VALUES (2, '0123456789abcdee');  -- 1 bit away: refused
+SELECT count(*) FROM blx_b1_p0 WHERE sh <~> '0123456789abcdef' <= 1;
+\set VERBOSITY terse
+SELECT simhash_shard_create('bly', 4, 4, exclude_within => 4);
+SELECT simhash_shard_create('bly', 4, 4, exclude_within => -1);
+SELECT simhash_shard_create(NULL, 4, 4);
+SELECT simhash_shard_create('bly', NULL, 4);
+\set VERBOSITY default
+
 -- The coordinator's checks, before anything is created.
 \set VERBOSITY terse
 SELECT simhash_shard_create('bl2', 1, 4);

@@ -858,20 +858,35 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_name(pg_catalog.text, pg_catalog.
  * On each shard: the tables of every (copy, partition) of a layout, with a
  * hamming index on the fingerprints and a view of the shard's clusters,
  * whether or not the coordinator places the partition here (an unused
- * table stays empty; moving a partition fills one).
+ * table stays empty; moving a partition fills one).  With exclude_within,
+ * each table gets the near-duplicate constraint at that radius instead of
+ * the plain index: two rows within blocks - 1 bits agree on some block and
+ * meet in one partition of that block's copy, so the partitions'
+ * constraints together hold for the whole layout.
  */
 CREATE FUNCTION @extschema@.simhash_shard_create(layout pg_catalog.text,
                                                  blocks pg_catalog.int4 DEFAULT 4,
-                                                 partitions pg_catalog.int4 DEFAULT 16)
+                                                 partitions pg_catalog.int4 DEFAULT 16,
+                                                 exclude_within pg_catalog.int4 DEFAULT NULL)
 RETURNS pg_catalog.int4
-LANGUAGE plpgsql VOLATILE STRICT
+LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
     nsp pg_catalog.text := pg_catalog.current_schema()::pg_catalog.text;
     t pg_catalog.text;
     made pg_catalog.int4 := 0;
 BEGIN
+    IF layout IS NULL OR blocks IS NULL OR partitions IS NULL THEN
+        RAISE EXCEPTION '% must not be null',
+            CASE WHEN layout IS NULL THEN 'layout' WHEN blocks IS NULL THEN 'blocks' ELSE 'partitions' END
+            USING ERRCODE = '22004';
+    END IF;
     PERFORM @extschema@.simhash_layout_check_args(blocks, partitions);
+    IF exclude_within OPERATOR(pg_catalog.<) 0 OR exclude_within OPERATOR(pg_catalog.>=) blocks THEN
+        RAISE EXCEPTION 'exclude_within must be between 0 and blocks - 1 (%)', blocks OPERATOR(pg_catalog.-) 1
+            USING ERRCODE = '22023',
+                  DETAIL = 'Two rows within blocks - 1 bits share a partition of some copy, where its constraint sees both; farther apart they may share none.';
+    END IF;
     IF nsp IS NULL THEN
         RAISE EXCEPTION 'no schema has been selected to create in' USING ERRCODE = '3F000';
     END IF;
@@ -884,7 +899,15 @@ BEGIN
             EXECUTE pg_catalog.format(
                 'CREATE TABLE %1$I.%2$I (id pg_catalog.int8 PRIMARY KEY, sh @extschema@.simhash64 NOT NULL)',
                 nsp, t);
-            EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I USING hamming (sh)', nsp, t);
+            IF exclude_within IS NULL THEN
+                EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I USING hamming (sh)', nsp, t);
+            ELSE
+                -- its index serves the radius searches too (radius_index.c)
+                EXECUTE pg_catalog.format(
+                    'ALTER TABLE %1$I.%2$I ADD EXCLUDE USING hamming '
+                    '(@extschema@.hamming_ball(sh, %3$s) WITH OPERATOR(@extschema@.&&))',
+                    nsp, t, exclude_within);
+            END IF;
             EXECUTE pg_catalog.format(
                 'CREATE VIEW %1$I.%3$I AS SELECT %4$s::pg_catalog.int4 AS part, c.id, c.cluster_id '
                 'FROM @extschema@.simhash_shard_clusters(%5$L, %6$s, %7$s) c',
@@ -898,8 +921,8 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION @extschema@.simhash_shard_create(pg_catalog.text, pg_catalog.int4, pg_catalog.int4)
-    IS 'on a shard: the tables (with a hamming index) and cluster views of every partition of a block-sharded layout';
+COMMENT ON FUNCTION @extschema@.simhash_shard_create(pg_catalog.text, pg_catalog.int4, pg_catalog.int4, pg_catalog.int4)
+    IS 'on a shard: the tables (with a hamming index, or the near-duplicate constraint at exclude_within bits) and cluster views of every partition of a block-sharded layout';
 
 CREATE FUNCTION @extschema@.simhash_layout_check_args(blocks pg_catalog.int4, partitions pg_catalog.int4)
 RETURNS void
@@ -1089,6 +1112,7 @@ DECLARE
     arm pg_catalog.text;
     sql pg_catalog.text := '';
     v pg_catalog.int8;
+    p pg_catalog.int8;
     width pg_catalog.int4;
     part pg_catalog.text;
 BEGIN
@@ -1114,12 +1138,18 @@ BEGIN
         IF b OPERATOR(pg_catalog.<=) (64 OPERATOR(pg_catalog.%) l.blocks) THEN
             width := width OPERATOR(pg_catalog.+) 1;
         END IF;
-        part := pg_catalog.format('%s_b%s_p%s', l.name, b,
-            ((v OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.*) l.partitions
-             OPERATOR(pg_catalog.+) (1::pg_catalog.int8 OPERATOR(pg_catalog.<<) width) OPERATOR(pg_catalog.-) 1)
-            OPERATOR(pg_catalog./) (1::pg_catalog.int8 OPERATOR(pg_catalog.<<) width) OPERATOR(pg_catalog.-) 1);
-        IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', l.nsp, part)) IS NULL THEN
-            -- not the layout's own partitioning: let the planner prune
+        p := ((v OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.*) l.partitions
+              OPERATOR(pg_catalog.+) (1::pg_catalog.int8 OPERATOR(pg_catalog.<<) width) OPERATOR(pg_catalog.-) 1)
+             OPERATOR(pg_catalog./) (1::pg_catalog.int8 OPERATOR(pg_catalog.<<) width) OPERATOR(pg_catalog.-) 1;
+        part := pg_catalog.format('%s_b%s_p%s', l.name, b, p);
+        IF NOT EXISTS (
+            SELECT FROM pg_catalog.pg_class c
+            WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.format('%I.%I', l.nsp, part))
+              AND pg_catalog.pg_get_expr(c.relpartbound, c.oid) OPERATOR(pg_catalog.=) pg_catalog.format(
+                  'FOR VALUES FROM (''%s'') TO (''%s'')',
+                  (p OPERATOR(pg_catalog.<<) width) OPERATOR(pg_catalog./) l.partitions,
+                  ((p OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.<<) width) OPERATOR(pg_catalog./) l.partitions)) THEN
+            -- not the partition simhash_layout_create made: let the planner prune
             part := l.name OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) b;
         END IF;
         arm := pg_catalog.format(

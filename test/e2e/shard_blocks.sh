@@ -22,7 +22,12 @@
 #   - the nightly clusters (simhash_layout_clusters: each shard clusters
 #     its partitions, edges cross) equal simhash_clusters on the single node;
 #   - moving a partition to a new shard keeps every answer;
-#   - a stopped shard: an error that names it; its promoted standby, the
+#   - the near-duplicate constraint on every partition (layout `fx`,
+#     simhash_shard_create(..., exclude_within => 3)) holds for the whole
+#     layout: near copies in any block are refused through the coordinator,
+#     in one statement and between two concurrent transactions;
+#   - a stopped shard: an error that names it, while a query whose
+#     partitions are elsewhere still answers; its promoted standby, the
 #     server repointed: the answers equal the single node's again.
 # Prints TAP.
 set -euo pipefail
@@ -45,7 +50,8 @@ nd_node_create coord
 for s in "${SHARDS[@]}" s5; do
 	nd_node_create "$s"
 	nd_psql "$s" -c "SET client_min_messages = warning" -c "CREATE EXTENSION neardup" \
-		-c "SELECT simhash_shard_create('fp', 4, $PARTS)" >/dev/null
+		-c "SELECT simhash_shard_create('fp', 4, $PARTS)" \
+		-c "SELECT simhash_shard_create('fx', 4, 4, exclude_within => 3)" >/dev/null
 done
 nd_node_standby s2r s2
 c() { nd_psql coord "$@"; }
@@ -142,6 +148,17 @@ echo "# $out"
 ok $([[ $out =~ ^checks=[1-9][0-9]*\ mismatches=0\ far=[1-9] ]] && echo 0 || echo 1) \
 	"KNN 1, 10, 60 for every query code equals the single node (ties by id), answers past the radius included"
 
+# A partition that is not the one simhash_layout_create made (renamed here):
+# the search leaves that copy to partition pruning, with the same answers.
+c -c "ALTER TABLE fp_b1_p5 RENAME TO fp_b1_p5x" -c "ALTER TABLE fp_b3_p6 RENAME TO fp_b3_p6x"
+plan=$(c -c "EXPLAIN VERBOSE $(c -c "SELECT simhash_layout_within_sql('fp', '$Q', 3)")")
+out=$(c -c "SELECT nd_blocks_radius_check(3)")
+c -c "ALTER TABLE fp_b1_p5x RENAME TO fp_b1_p5" -c "ALTER TABLE fp_b3_p6x RENAME TO fp_b3_p6"
+echo "# two partitions renamed: $out"
+ok $([[ $out =~ mismatches=0\ rows=[1-9] ]] && grep -q 'Foreign Scan on public.fp_b1_p5x' <<<"$plan" &&
+	grep -q 'Foreign Scan on public.fp_b3_p6x' <<<"$plan" && echo 0 || echo 1) \
+	"partitions renamed: the search prunes those copies instead, same answers"
+
 # --- the nightly clusters --------------------------------------------------------------------
 out=$(c -c "SELECT nd_blocks_clusters_check()")
 echo "# $out"
@@ -204,11 +221,72 @@ echo "# after the move: $out; $knn; $clu"
 ok $([[ $out =~ mismatches=0\ rows=[1-9] ]] && [[ $knn =~ mismatches=0 ]] && [[ $clu =~ ^missing=0\ extra=0 ]] &&
 	echo 0 || echo 1) "after the move: radius, KNN and clusters equal to the single node"
 
+# --- the constraint across shards --------------------------------------------------------------
+c -c "SELECT count(*) FROM simhash_layout_create('fx', ARRAY['s1','s2','s3','s4'], 4, 4)" >/dev/null
+c -c "SELECT simhash_layout_insert('fx', 'SELECT i, (''x'' || md5(''fx'' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 2000) i')" >/dev/null
+fx_counts() {
+	c -c "SELECT (SELECT count(*) FROM fx_b1) || ' ' || (SELECT count(*) FROM fx_b2) || ' ' ||
+	             (SELECT count(*) FROM fx_b3) || ' ' || (SELECT count(*) FROM fx_b4)"
+}
+before=$(fx_counts)
+# 64 near copies of existing rows, one at a time: 1 to 3 bits flipped, in
+# every block; each must be refused (23P01), whatever block they share.
+refusals=$(c -c "DO \$\$
+DECLARE
+    refused int := 0;
+    near simhash64;
+BEGIN
+    FOR j IN 0 .. 63 LOOP
+        SELECT (sh::bigint # (1::bigint << j)
+                # CASE WHEN j % 3 > 0 THEN 1::bigint << ((j + 17) % 64) ELSE 0 END
+                # CASE WHEN j % 3 > 1 THEN 1::bigint << ((j + 40) % 64) ELSE 0 END)::simhash64
+        INTO near FROM fx WHERE id = 1 + j * 31;
+        BEGIN
+            PERFORM simhash_layout_insert('fx', format('SELECT %s::bigint, %L::simhash64', 100000 + j, near));
+        EXCEPTION WHEN exclusion_violation THEN
+            refused := refused + 1;
+        END;
+    END LOOP;
+    RAISE NOTICE 'refused=%', refused;
+END
+\$\$" 2>&1 | grep -oE 'refused=[0-9]+')
+pair=$(c -c "SELECT simhash_layout_insert('fx', 'SELECT 200001::bigint, ''0123456789abcdef''::simhash64 UNION ALL SELECT 200002, ''0123456789abcdee''')" 2>&1 | head -1 || true)
+far=$(c -c "SELECT simhash_layout_insert('fx', 'SELECT 300001::bigint, ''fedcba9876543210''::simhash64')")
+after=$(fx_counts)
+echo "# near copies refused: $refusals of 64; two new rows 1 bit apart: $pair; a far row: $far; copies $before -> $after"
+ok $([ "$refusals" = "refused=64" ] && [[ $pair =~ conflicting\ key\ value\ violates\ exclusion\ constraint ]] &&
+	[ "$far" = 1 ] && [ "$after" = "2001 2001 2001 2001" ] && [ "$before" = "2000 2000 2000 2000" ] && echo 0 || echo 1) \
+	"the partitions' constraints hold for the whole layout: every near copy refused, in any block, and nothing left in any copy"
+# Two transactions insert near copies at once: the second meets the first's
+# uncommitted row on the shard where the copies meet, and is refused when
+# the first commits.
+c -c "BEGIN" -c "SELECT simhash_layout_insert('fx', 'SELECT 400001::bigint, ''a5a5a5a5a5a5a5a5''::simhash64')" \
+	-c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null &
+first=$!
+sleep 1
+second=$(c -c "SET lock_timeout = '20s'" -c "SELECT simhash_layout_insert('fx', 'SELECT 400002::bigint, ''a5a5a5a5a5a5a5a4''::simhash64')" 2>&1 | head -1 || true)
+wait "$first"
+kept=$(c -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM fx_b4 WHERE id IN (400001, 400002)")
+echo "# concurrent near copies: the second insert got: $second; rows kept: $kept"
+ok $([[ $second =~ exclusion\ constraint ]] && [ "$kept" = 400001 ] && echo 0 || echo 1) \
+	"two concurrent transactions inserting near copies: the second is refused once the first commits"
+
 # --- failures ------------------------------------------------------------------------------------
 nd_node_stop s3 immediate
 err=$(c -c "SELECT count(*) FROM simhash_layout_nearest('fp', ('x' || md5('absent1'))::bit(64)::bigint::simhash64, 10)" 2>&1 || true)
 echo "# s3 stopped: $(head -1 <<<"$err")"
 ok $(grep -q 'ERROR: .*"s3"' <<<"$err" && echo 0 || echo 1) "a stopped shard: the query fails with an error that names its server"
+# a radius-0 query reads one partition of copy 1: one whose server is not s3
+code=$(c -c "SELECT q FROM (SELECT sh AS q FROM fp_one ORDER BY id LIMIT 200) c
+             JOIN pg_foreign_table f ON f.ftrelid::regclass::text =
+                  substring(simhash_layout_within_sql('fp', q, 0) FROM 'FROM public\.(fp_b1_p[0-9]+)')
+             JOIN pg_foreign_server s ON s.oid = f.ftserver
+             WHERE s.srvname <> 's3' LIMIT 1")
+got=$(c -c "SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM simhash_layout_within('fp', '$code', 0)" 2>&1 || true)
+want=$(c -c "SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM fp_one WHERE sh = '$code'")
+echo "# with s3 stopped, radius 0 around $code (a partition elsewhere): ${got:0:60} (single node: ${want:0:60})"
+ok $([ -n "$code" ] && [ -n "$want" ] && [ "$got" = "$want" ] && echo 0 || echo 1) \
+	"with a shard stopped, a query whose partitions are elsewhere still answers"
 nd_node_start s3
 
 # s2 fails over to its standby: promote it, point the server there.
