@@ -10,7 +10,7 @@
  * a table of pairs kept from earlier runs, MinHash band joins.  It is read
  * through a cursor in batches; only the disjoint sets are kept in memory
  * (nd_unionfind.c, 24 bytes per distinct id, plus a hash table from id to
- * index, doc/dedup.md gives the total), never the pairs.
+ * index, doc/dedup-keep-one.md gives the total), never the pairs.
  *
  *-------------------------------------------------------------------------
  */
