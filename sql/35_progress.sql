@@ -99,6 +99,7 @@ SELECT neardup_progress_begin('my job');
 COMMIT;
 SELECT count(*) FROM neardup_progress() WHERE pid = pg_backend_pid();
 SELECT neardup_progress_begin(NULL);
+SELECT neardup_progress_phase('step 2', -1);
 
 -- A statement that fingerprints texts: "fingerprinting", the functions it
 -- calls, and how many texts so far (published every 10,000 texts or 8 MB

@@ -299,7 +299,13 @@ Datum
 nd_progress_phase_sql(PG_FUNCTION_ARGS)
 {
 	char	   *phase = PG_ARGISNULL(0) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(0));
-	int64		total = PG_ARGISNULL(1) ? -1 : Max(PG_GETARG_INT64(1), 0);
+	int64		total = PG_ARGISNULL(1) ? -1 : PG_GETARG_INT64(1);
+
+	if (total < -1 || (total == -1 && !PG_ARGISNULL(1)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("total must not be negative"),
+				 errhint("Give NULL when the total is not known.")));
 
 	phase[pg_mbcliplen(phase, strlen(phase), ND_PROGRESS_PHASE - 1)] = '\0';
 	nd_progress_phase(phase, total);
