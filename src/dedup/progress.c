@@ -107,6 +107,7 @@ static NdProgressSaved my_saved[ND_PROGRESS_NEST];
 /* This backend's fingerprints in the current statement */
 static TimestampTz fp_statement = 0;
 static int64 fp_count = 0;
+static int64 fp_next_report = 0;	/* the count that publishes next */
 static int64 fp_bytes = 0;		/* since the last report */
 static int	fp_kinds = 0;		/* ND_FINGERPRINT_* bits */
 
@@ -322,8 +323,9 @@ nd_progress_end_sql(PG_FUNCTION_ARGS)
 
 /*
  * One more text fingerprinted by the current statement, of len bytes, by
- * one of the ND_FINGERPRINT_* functions: a compare and two additions,
- * and every ND_FINGERPRINT_EVERY calls or ND_FINGERPRINT_BYTES a report.
+ * one of the ND_FINGERPRINT_* functions: a call, two compares and a few
+ * additions, and every ND_FINGERPRINT_EVERY calls or ND_FINGERPRINT_BYTES
+ * a report.
  */
 void
 nd_progress_fingerprint(int kind, Size len)
@@ -335,14 +337,16 @@ nd_progress_fingerprint(int kind, Size len)
 	{
 		fp_statement = statement;
 		fp_count = 0;
+		fp_next_report = ND_FINGERPRINT_EVERY;
 		fp_bytes = 0;
 		fp_kinds = 0;
 	}
 	fp_count++;
 	fp_bytes += len;
 	fp_kinds |= kind;
-	if (fp_count % ND_FINGERPRINT_EVERY != 0 && fp_bytes < ND_FINGERPRINT_BYTES)
+	if (fp_count < fp_next_report && fp_bytes < ND_FINGERPRINT_BYTES)
 		return;
+	fp_next_report = fp_count + ND_FINGERPRINT_EVERY;
 	fp_bytes = 0;
 	if (my_depth > 0)
 		return;
