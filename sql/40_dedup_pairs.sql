@@ -169,7 +169,7 @@ DROP FUNCTION dp_flips(int, int);
 
 -- Low-entropy codes: small integers cast to simhash64 make one run of
 -- every distinct code in the first table, split into sub-tables in the
--- core (doc/dedup.md, "Long runs"); in memory and batched (work_mem 64kB:
+-- core (doc/dedup-pairs.md, "Long runs"); in memory and batched (work_mem 64kB:
 -- 1820 rows in memory, so 4 batches per table, of which the first table's
 -- first holds every row: the skewed case), against a brute-force join.
 CREATE TABLE dp_low AS SELECT i AS id, (i % 2500)::bigint::simhash64 AS sh FROM generate_series(1, 3000) i;
@@ -198,7 +198,7 @@ SELECT count(*) AS first_rows FROM (SELECT simhash_pairs('dp_low', 'id', 'sh', 3
 RESET work_mem;
 DROP TABLE dp_low, dp_low_brute;
 
--- Streaming (doc/dedup.md): in the select list simhash_pairs hands out its
+-- Streaming (doc/dedup-pairs.md): in the select list simhash_pairs hands out its
 -- pairs one at a time, expanding a group of identical codes only as far as
 -- rows are asked for, so LIMIT and a cursor stop the work.  20,000 copies
 -- of one code are 199,990,000 pairs, gigabytes as a stored result: with

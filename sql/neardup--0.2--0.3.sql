@@ -576,7 +576,37 @@ AS 'MODULE_PATHNAME', 'nd_progress_sql'
 LANGUAGE C VOLATILE STRICT PARALLEL SAFE ROWS 4;
 
 COMMENT ON FUNCTION @extschema@.neardup_progress()
-    IS 'the dedup jobs running now (simhash_pairs, simhash_clusters, minhash_clusters): phase, count and total, for watching from another session';
+    IS 'the dedup jobs running now (simhash_pairs, simhash_clusters, minhash_clusters, dedup_clusters, dedup_keep_one) and the statements fingerprinting texts: phase, count and total, for watching from another session';
+
+/*
+ * The same report for a job written in SQL or PL/pgSQL, as dedup_keep_one
+ * is: begin names the job (a job begun inside another keeps the outer's
+ * name and shows its own phases until it ends), phase names what it does
+ * now and its total (NULL: not known), end ends it.  Commit, and the abort
+ * of the (sub)transaction the job began in, end it too.
+ */
+CREATE FUNCTION @extschema@.neardup_progress_begin(job pg_catalog.text)
+RETURNS pg_catalog.void
+AS 'MODULE_PATHNAME', 'nd_progress_begin_sql'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION @extschema@.neardup_progress_phase(phase pg_catalog.text,
+                                                   total pg_catalog.int8 DEFAULT NULL)
+RETURNS pg_catalog.void
+AS 'MODULE_PATHNAME', 'nd_progress_phase_sql'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION @extschema@.neardup_progress_end()
+RETURNS pg_catalog.void
+AS 'MODULE_PATHNAME', 'nd_progress_end_sql'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION @extschema@.neardup_progress_begin(pg_catalog.text)
+    IS 'begins a job of this session that neardup_progress() shows, for jobs written in SQL or PL/pgSQL';
+COMMENT ON FUNCTION @extschema@.neardup_progress_phase(pg_catalog.text, pg_catalog.int8)
+    IS 'names the phase of this session''s job and its total (NULL: not known) for neardup_progress()';
+COMMENT ON FUNCTION @extschema@.neardup_progress_end()
+    IS 'ends this session''s job begun by neardup_progress_begin';
 
 -- ===== end section: progress of long jobs =====
 
@@ -732,6 +762,10 @@ BEGIN
         PERFORM @extschema@.dedup_check_column(source, flag_column, 'flag',
             ARRAY['pg_catalog.bool']::pg_catalog.regtype[]);
     END IF;
+    -- for neardup_progress(); the pairs query's own jobs show their phases
+    -- while they run
+    PERFORM @extschema@.neardup_progress_begin('dedup_keep_one');
+    PERFORM @extschema@.neardup_progress_phase('finding clusters');
     -- the whole decision first, then one statement per change: the pairs
     -- query never sees a half-deduplicated table
     SELECT pg_catalog.array_agg(r.id) FILTER (WHERE r.id OPERATOR(pg_catalog.<>) r.representative),
@@ -766,6 +800,8 @@ BEGIN
       FROM pg_catalog.pg_class c
      WHERE c.oid OPERATOR(pg_catalog.=) source;
     IF flag_column IS NULL THEN
+        PERFORM @extschema@.neardup_progress_phase('deleting duplicates',
+                                                   COALESCE(pg_catalog.cardinality(dup), 0));
         IF ship IS NOT NULL THEN
             EXECUTE pg_catalog.format('DELETE FROM %s s WHERE %s', source, ship)
             USING dup;
@@ -776,10 +812,14 @@ BEGIN
             USING dup;
         END IF;
         GET DIAGNOSTICS n = ROW_COUNT;
+        PERFORM @extschema@.neardup_progress_end();
         RETURN n;
     END IF;
     n := 0;
     FOR flag IN SELECT * FROM (VALUES (true), (false)) v LOOP
+        PERFORM @extschema@.neardup_progress_phase(
+            CASE WHEN flag THEN 'flagging duplicates' ELSE 'unflagging kept rows' END,
+            COALESCE(pg_catalog.cardinality(CASE WHEN flag THEN dup ELSE keep END), 0));
         IF ship IS NOT NULL THEN
             EXECUTE pg_catalog.format(
                 'UPDATE %1$s s SET %3$I = %4$L '
@@ -797,6 +837,7 @@ BEGIN
         GET DIAGNOSTICS m = ROW_COUNT;
         n := n OPERATOR(pg_catalog.+) m;
     END LOOP;
+    PERFORM @extschema@.neardup_progress_end();
     RETURN n;
 END
 $$;

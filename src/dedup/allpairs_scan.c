@@ -415,7 +415,7 @@ nd_allpairs_scan_next(NdAllPairsScan *run, NdAllPairsPiece *piece)
 			/*
 			 * A batch may exceed the budget when keys are skewed: at worst it
 			 * is every row, costing what the in-memory path would
-			 * (doc/dedup.md); its long runs are split in the core.
+			 * (doc/dedup-pairs.md); its long runs are split in the core.
 			 */
 			if (cnt > run->cap)
 			{

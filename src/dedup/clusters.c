@@ -10,7 +10,7 @@
  * a table of pairs kept from earlier runs, MinHash band joins.  It is read
  * through a cursor in batches; only the disjoint sets are kept in memory
  * (nd_unionfind.c, 24 bytes per distinct id, plus a hash table from id to
- * index, doc/dedup.md gives the total), never the pairs.
+ * index, doc/dedup-keep-one.md gives the total), never the pairs.
  *
  *-------------------------------------------------------------------------
  */
@@ -27,6 +27,7 @@
 
 #include "nd_mix.h"
 #include "nd_unionfind.h"
+#include "progress.h"
 #include "query_rows.h"
 #include "context_realloc.h"
 
@@ -155,6 +156,8 @@ nd_dedup_clusters(PG_FUNCTION_ARGS)
 	in.uf = &uf;
 	in.map = map;
 	in.npairs = 0;
+	/* a job of its own, so that dedup_keep_one's phase shows again after it */
+	nd_progress_begin("dedup_clusters");
 	nd_query_for_each_row(query, "pairs query",
 						  "Give a SELECT (or VALUES) returning two integer columns.",
 						  pairs_shape, pairs_row, &in);
@@ -164,18 +167,23 @@ nd_dedup_clusters(PG_FUNCTION_ARGS)
 							 (long long) in.npairs, uf.n,
 							 MemoryContextMemAllocated(ctx, true))));
 
+	nd_progress_phase("writing clusters", uf.n);
 	for (uint32 i = 0; i < uf.n; i++)
 	{
 		Datum		values[2];
 		bool		nulls[2] = {false, false};
 
 		if ((i & 0xFFFF) == 0)
+		{
 			CHECK_FOR_INTERRUPTS();
+			nd_progress_done(i);
+		}
 		values[0] = Int64GetDatum(uf.id[i]);
 		values[1] = Int64GetDatum(nd_uf_label(&uf, i));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 
 	MemoryContextDelete(ctx);
+	nd_progress_end();
 	return (Datum) 0;
 }

@@ -27,7 +27,7 @@ nd_check_pairs_args(int k, bool auto_blocks, int blocks)
 	 * The limit is the core's (m > k blocks of at most 16), but a wider one
 	 * would not help: at 13 bits and more the tables cost more than
 	 * comparing every pair, and above 15 chance pairs of unrelated
-	 * fingerprints swamp the answer (doc/dedup.md, "Radii above 15").
+	 * fingerprints swamp the answer (doc/dedup-pairs.md, "Radii above 15").
 	 */
 	if (k > ND_ALLPAIRS_MAX_DISTANCE)
 		ereport(ERROR,

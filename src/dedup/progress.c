@@ -21,6 +21,17 @@
  * nothing behind.  With all slots taken (more than ND_PROGRESS_SLOTS jobs
  * at once) a job runs unreported.
  *
+ * The text fingerprint functions (simhash(text), simhash(tsvector),
+ * minhash(text)) are not jobs: a bulk UPDATE calls them once per row and
+ * has no end they could see.  They count their calls in a local counter,
+ * reset when a new top-level statement starts, and publish it every
+ * ND_FINGERPRINT_EVERY calls or ND_FINGERPRINT_BYTES of text as a job
+ * "fingerprinting" that belongs to the statement: the slot remembers the
+ * statement's start, and neardup_progress() shows it only while the
+ * backend still runs that statement (pg_stat_activity's query_start and
+ * state); the slot itself is freed at transaction end.  Inside a job the
+ * job reports, not the fingerprints.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -29,12 +40,14 @@
 #include "catalog/pg_authid_d.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/acl.h"
+#include "utils/backend_status.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
@@ -43,6 +56,11 @@
 
 #define ND_PROGRESS_SLOTS	64
 #define ND_PROGRESS_PHASE	48
+#define ND_PROGRESS_NEST	8
+
+/* a fingerprinting statement publishes its count this often */
+#define ND_FINGERPRINT_EVERY	10000
+#define ND_FINGERPRINT_BYTES	(8 * 1024 * 1024)
 
 typedef struct NdProgressSlot
 {
@@ -55,6 +73,8 @@ typedef struct NdProgressSlot
 	int64		total;			/* -1: not known */
 	TimestampTz started;
 	TimestampTz phase_started;
+	TimestampTz statement;		/* fingerprinting: the statement's start;
+								 * 0 for a job */
 } NdProgressSlot;
 
 typedef struct NdProgressShared
@@ -69,6 +89,27 @@ static NdProgressShared *progress = NULL;
 static int	my_slot = -1;
 static int	my_depth = 0;
 static int	my_nest_level = 0;
+
+/*
+ * The phase of each job a nested job interrupts, shown again when the
+ * nested job ends (dedup_keep_one's "finding clusters" after the
+ * simhash_pairs its pairs query ran)
+ */
+typedef struct NdProgressSaved
+{
+	char		phase[ND_PROGRESS_PHASE];
+	int64		done;
+	int64		total;
+	TimestampTz phase_started;
+} NdProgressSaved;
+static NdProgressSaved my_saved[ND_PROGRESS_NEST];
+
+/* This backend's fingerprints in the current statement */
+static TimestampTz fp_statement = 0;
+static int64 fp_count = 0;
+static int64 fp_next_report = 0;	/* the count that publishes next */
+static int64 fp_bytes = 0;		/* since the last report */
+static int	fp_kinds = 0;		/* ND_FINGERPRINT_* bits */
 
 static void progress_release(void);
 
@@ -137,6 +178,17 @@ nd_progress_begin(const char *function)
 
 	if (my_depth > 0)
 	{
+		if (my_slot >= 0 && my_depth <= ND_PROGRESS_NEST)
+		{
+			NdProgressSaved *saved = &my_saved[my_depth - 1];
+
+			SpinLockAcquire(&progress->mutex);
+			memcpy(saved->phase, progress->slots[my_slot].phase, ND_PROGRESS_PHASE);
+			saved->done = progress->slots[my_slot].done;
+			saved->total = progress->slots[my_slot].total;
+			saved->phase_started = progress->slots[my_slot].phase_started;
+			SpinLockRelease(&progress->mutex);
+		}
 		my_depth++;
 		return;
 	}
@@ -151,7 +203,8 @@ nd_progress_begin(const char *function)
 	{
 		NdProgressSlot *slot = &progress->slots[i];
 
-		if (slot->pid != 0)
+		/* the statement's fingerprinting slot, if any, becomes the job's */
+		if (my_slot >= 0 ? i != my_slot : slot->pid != 0)
 			continue;
 		slot->pid = MyProcPid;
 		slot->dbid = MyDatabaseId;
@@ -162,6 +215,7 @@ nd_progress_begin(const char *function)
 		slot->total = -1;
 		slot->started = now;
 		slot->phase_started = now;
+		slot->statement = 0;
 		my_slot = i;
 		break;
 	}
@@ -199,9 +253,169 @@ nd_progress_done(int64 done)
 void
 nd_progress_end(void)
 {
-	if (my_depth == 0 || --my_depth > 0)
+	if (my_depth == 0)
 		return;
-	progress_release();
+	if (--my_depth == 0)
+	{
+		progress_release();
+		return;
+	}
+	if (my_slot >= 0 && my_depth <= ND_PROGRESS_NEST)
+	{
+		NdProgressSaved *saved = &my_saved[my_depth - 1];
+
+		SpinLockAcquire(&progress->mutex);
+		memcpy(progress->slots[my_slot].phase, saved->phase, ND_PROGRESS_PHASE);
+		progress->slots[my_slot].done = saved->done;
+		progress->slots[my_slot].total = saved->total;
+		progress->slots[my_slot].phase_started = saved->phase_started;
+		SpinLockRelease(&progress->mutex);
+	}
+}
+
+/*
+ * neardup_progress_begin(job text), neardup_progress_phase(phase text,
+ * total int8), neardup_progress_end(): the same report for a job written
+ * in SQL or PL/pgSQL (dedup_keep_one).  A NULL total is not known.
+ */
+PG_FUNCTION_INFO_V1(nd_progress_begin_sql);
+Datum
+nd_progress_begin_sql(PG_FUNCTION_ARGS)
+{
+	char	   *job;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("job must not be null")));
+	job = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	/* the slot's field cuts it: not inside a character */
+	job[pg_mbcliplen(job, strlen(job), NAMEDATALEN - 1)] = '\0';
+	nd_progress_begin(job);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(nd_progress_phase_sql);
+Datum
+nd_progress_phase_sql(PG_FUNCTION_ARGS)
+{
+	char	   *phase = PG_ARGISNULL(0) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int64		total = PG_ARGISNULL(1) ? -1 : PG_GETARG_INT64(1);
+
+	if (total < -1 || (total == -1 && !PG_ARGISNULL(1)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("total must not be negative"),
+				 errhint("Give NULL when the total is not known.")));
+
+	phase[pg_mbcliplen(phase, strlen(phase), ND_PROGRESS_PHASE - 1)] = '\0';
+	nd_progress_phase(phase, total);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(nd_progress_end_sql);
+Datum
+nd_progress_end_sql(PG_FUNCTION_ARGS)
+{
+	nd_progress_end();
+	PG_RETURN_VOID();
+}
+
+/*
+ * One more text fingerprinted by the current statement, of len bytes, by
+ * one of the ND_FINGERPRINT_* functions: a call, two compares and a few
+ * additions, and every ND_FINGERPRINT_EVERY calls or ND_FINGERPRINT_BYTES
+ * a report.
+ */
+void
+nd_progress_fingerprint(int kind, Size len)
+{
+	TimestampTz statement = GetCurrentStatementStartTimestamp();
+	char		phase[ND_PROGRESS_PHASE];
+
+	if (statement != fp_statement)
+	{
+		fp_statement = statement;
+		fp_count = 0;
+		fp_next_report = ND_FINGERPRINT_EVERY;
+		fp_bytes = 0;
+		fp_kinds = 0;
+	}
+	fp_count++;
+	fp_bytes += len;
+	fp_kinds |= kind;
+	if (fp_count < fp_next_report && fp_bytes < ND_FINGERPRINT_BYTES)
+		return;
+	fp_next_report = fp_count + ND_FINGERPRINT_EVERY;
+	fp_bytes = 0;
+	if (my_depth > 0)
+		return;
+
+	snprintf(phase, sizeof(phase), "%s%s%s",
+			 (fp_kinds & ND_FINGERPRINT_SIMHASH) ? "simhash" : "",
+			 (fp_kinds & ND_FINGERPRINT_SIMHASH) && (fp_kinds & ND_FINGERPRINT_MINHASH) ? ", " : "",
+			 (fp_kinds & ND_FINGERPRINT_MINHASH) ? "minhash" : "");
+	progress_attach();
+	SpinLockAcquire(&progress->mutex);
+	if (my_slot < 0)
+	{
+		for (int i = 0; i < ND_PROGRESS_SLOTS; i++)
+		{
+			if (progress->slots[i].pid != 0)
+				continue;
+			progress->slots[i].pid = MyProcPid;
+			progress->slots[i].dbid = MyDatabaseId;
+			progress->slots[i].userid = GetUserId();
+			my_slot = i;
+			break;
+		}
+	}
+	if (my_slot >= 0)
+	{
+		NdProgressSlot *slot = &progress->slots[my_slot];
+
+		strlcpy(slot->job, "fingerprinting", sizeof(slot->job));
+		strlcpy(slot->phase, phase, sizeof(slot->phase));
+		slot->done = fp_count;
+		slot->total = -1;
+		slot->started = statement;
+		slot->phase_started = statement;
+		slot->statement = statement;
+	}
+	SpinLockRelease(&progress->mutex);
+}
+
+/*
+ * Is the statement that a fingerprinting slot counted still running?  For
+ * this backend, if it is the current statement; for another, if
+ * pg_stat_activity (the transaction's snapshot of it) shows that backend
+ * active in a statement that started then.  Unknown (track_activities
+ * off, or a process it does not list) counts as running.
+ */
+static bool
+fingerprinting_statement_runs(const NdProgressSlot *slot)
+{
+	int			n;
+
+	if (slot->pid == MyProcPid)
+		return slot->statement == GetCurrentStatementStartTimestamp();
+	n = pgstat_fetch_stat_numbackends();
+	for (int i = 1; i <= n; i++)
+	{
+		LocalPgBackendStatus *local = pgstat_fetch_stat_local_beentry(i);
+		PgBackendStatus *be;
+
+		if (local == NULL || local->backendStatus.st_procpid != slot->pid)
+			continue;
+		be = &local->backendStatus;
+		if (be->st_state == STATE_DISABLED || be->st_state == STATE_UNDEFINED)
+			return true;
+		return be->st_state != STATE_IDLE &&
+			be->st_state != STATE_IDLEINTRANSACTION &&
+			be->st_state != STATE_IDLEINTRANSACTION_ABORTED &&
+			be->st_activity_start_timestamp == slot->statement;
+	}
+	return true;
 }
 
 /*
@@ -231,6 +445,8 @@ nd_progress_sql(PG_FUNCTION_ARGS)
 		bool		nulls[8] = {false};
 
 		if (slot->pid == 0)
+			continue;
+		if (slot->statement != 0 && !fingerprinting_statement_runs(slot))
 			continue;
 		values[0] = Int32GetDatum(slot->pid);
 		values[1] = ObjectIdGetDatum(slot->dbid);

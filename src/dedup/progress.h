@@ -12,6 +12,10 @@
  * Transaction and subtransaction abort, and commit, end the report: an
  * error or a cursor left open cannot leave a stale row.
  *
+ * The text fingerprint functions call nd_progress_fingerprint once per
+ * text: a cheap count per statement, published now and then as the job
+ * "fingerprinting".
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef ND_PROGRESS_H
@@ -21,5 +25,9 @@ extern void nd_progress_begin(const char *function);
 extern void nd_progress_phase(const char *phase, int64 total);
 extern void nd_progress_done(int64 done);
 extern void nd_progress_end(void);
+
+#define ND_FINGERPRINT_SIMHASH	1
+#define ND_FINGERPRINT_MINHASH	2
+extern void nd_progress_fingerprint(int kind, Size len);
 
 #endif							/* ND_PROGRESS_H */

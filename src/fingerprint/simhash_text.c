@@ -10,6 +10,7 @@
 #include "fmgr.h"
 
 #include "nd_simhash.h"
+#include "progress.h"
 #include "simhash64.h"
 #include "text_features.h"
 
@@ -26,6 +27,7 @@ nd_simhash_text(PG_FUNCTION_ARGS)
 	nd_simhash_acc acc;
 	uint64		fp;
 
+	nd_progress_fingerprint(ND_FINGERPRINT_SIMHASH, VARSIZE_ANY_EXHDR(doc));
 	nd_simhash_init(&acc);
 	nd_text_features(doc, &p, nd_simhash_sink, &acc, NULL, NULL);
 	if (!nd_simhash_result(&acc, &fp))

@@ -21,6 +21,7 @@
 
 #include "nd_features.h"
 #include "nd_simhash.h"
+#include "progress.h"
 #include "simhash64.h"
 #include "text_features.h"
 
@@ -68,6 +69,7 @@ nd_simhash_tsvector(PG_FUNCTION_ARGS)
 	int			nseq = 0;
 	uint64		fp;
 
+	nd_progress_fingerprint(ND_FINGERPRINT_SIMHASH, VARSIZE(tsv));
 	nd_simhash_init(&acc);
 	ordered = palloc(sizeof(nd_shingler));
 	unordered = palloc(sizeof(nd_shingler));

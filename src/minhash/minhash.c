@@ -28,6 +28,7 @@
 #include "minhash.h"
 #include "nd_features.h"
 #include "nd_minhash.h"
+#include "progress.h"
 #include "text_features.h"
 
 /* Features handed to the accumulator between two interrupt checks. */
@@ -124,6 +125,7 @@ nd_minhash_text(PG_FUNCTION_ARGS)
 	nd_minhash	mh;
 	ArrayType  *sig;
 
+	nd_progress_fingerprint(ND_FINGERPRINT_MINHASH, VARSIZE_ANY_EXHDR(doc));
 	minhash_start(fcinfo, &mh, k, p.seed);
 	nd_text_features(doc, &p, add_features, &mh, NULL, NULL);
 	sig = signature_array(&mh);

@@ -41,7 +41,7 @@ cc -O2 -I"$ROOT/src/core" "$ROOT/test/bench/pairs_core.c" "$ROOT/src/core/nd_all
 "$bin" 1000000 3 0 0.1      # auto blocks, 10% planted
 [ -n "${PAIRS_10M:-}" ] && "$bin" 10000000 3 0 0.1
 # low-entropy codes: long runs of distinct codes, split into sub-tables
-# (doc/dedup.md "Long runs"); before the split: 11 s and 45 s
+# (doc/dedup-pairs.md "Long runs"); before the split: 11 s and 45 s
 "$bin" 50000 3 0 0 int          # codes 0..49999
 "$bin" 1000000 3 0 0 bits30     # random codes varying in 30 bits
 if [ -n "${PAIRS_ADV_1M:-}" ]; then

@@ -1,4 +1,4 @@
--- The nightly dedup job (doc/dedup.md, "A nightly job"): fingerprints the
+-- The nightly dedup job (doc/nightly-job.md): fingerprints the
 -- rows added since the last run, brings the cluster of every row up to
 -- date (index probes of the new rows when they are few, else a full run;
 -- deleted rows leave their clusters), and in each cluster that changed

@@ -1,4 +1,4 @@
--- Once, before the first nightly run (doc/dedup.md, "A nightly job"):
+-- Once, before the first nightly run (doc/nightly-job.md):
 -- the job's state (a cluster id per row in a cluster, the changes of its
 -- last run, the rows deleted since, how far it got), the flag it sets, and the hamming index its
 -- probes use (any index simhash_radius_indexes() lists will do: the README's, GIN, GiST, the

@@ -1,4 +1,6 @@
--- doc/dedup.md: the page's tables.  docs(id, body, sh, ...) holds near-copies
+-- doc/dedup.md and its parts (dedup-pairs.md, dedup-keep-one.md,
+-- dedup-incremental.md, nightly-job.md: their fixtures are links to this
+-- file): the pages' tables.  docs(id, body, sh, ...) holds near-copies
 -- (rows 1-3, 4-5); doc(id, body, sh) is the table of the incremental
 -- clusters and of the nightly job; dedup_pair and minhash_pair are the
 -- pairs tables of the incremental runs.

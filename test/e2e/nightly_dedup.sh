@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: the nightly dedup job of doc/dedup.md (test/demo/
+# End-to-end: the nightly dedup job of doc/nightly-job.md (test/demo/
 # nightly_setup.sql, nightly_dedup.sql), on the demo corpus, in a throwaway
 # cluster, over four nights.  Night 1 sees the first half of the corpus;
 # then the other half arrives and two rows are deleted (night 2: many new
@@ -18,7 +18,7 @@
 #   - night 4 changes nothing, also when the job's text is sent as one
 #     command string (as pg_cron does);
 #   - the same job run once from scratch gives the same flags.
-# The job's output is printed as comments (doc/dedup.md shows it).  TAP.
+# The job's output is printed as comments (doc/nightly-job.md shows it).  TAP.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib/pgenv.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: the nightly dedup job of doc/dedup.md run by pg_cron
+# End-to-end: the nightly dedup job of doc/nightly-job.md run by pg_cron
 # (Debian's postgresql-15-cron, preloaded), in a throwaway cluster.  The
 # demo corpus is loaded twice, into database postgres (pg_cron's) and into
 # database direct; the job is scheduled with cron.schedule in the first and

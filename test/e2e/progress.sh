@@ -5,7 +5,10 @@
 # is blocked on that lock (pg_stat_activity: a state, not a time), then
 # sees A's job, phase and count; once B lets go, A finishes and its row is
 # gone.  The same for a job that fails, and for minhash_clusters.  A role
-# without A's privileges sees the row without its details.  Prints TAP.
+# without A's privileges sees the row without its details.  dedup_keep_one
+# shows under its own name while its pairs query runs.  A bulk UPDATE
+# that fingerprints texts shows as "fingerprinting" while its statement
+# runs, and not after it.  Prints TAP.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib/pgenv.sh
@@ -24,6 +27,7 @@ psql_q -c "CREATE EXTENSION neardup" -c "
 CREATE TABLE pt AS SELECT i::bigint AS id, (hashint8extended(i, 0) # (i % 1000))::simhash64 AS sh,
                           minhash('w' || i || ' w' || (i % 7) || ' w' || (i % 11)) AS sig
 FROM generate_series(1, 30000) i;
+CREATE TABLE pk AS SELECT id, sh, NULL::bool AS dup FROM pt;
 CREATE ROLE watcher;"
 
 # The job's query blocks at row 25,000 while lock 42 is held elsewhere.
@@ -65,6 +69,73 @@ watch() {
 
 watch simhash_clusters sh
 watch minhash_clusters sig
+
+# dedup_keep_one: its pairs query's simhash_pairs shows under its name.
+psql_q -c "SELECT pg_advisory_lock(42), pg_sleep(1e6)" -o /dev/null 2>/dev/null &
+holder=$!
+nd_wait_for "EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 42 AND granted)"
+psql_q -c "SELECT dedup_keep_one('pk', 'id',
+             \$p\$SELECT id_a, id_b FROM simhash_pairs(\$b\$$(blocking_query sh | sed 's/FROM pt/FROM pk/')\$b\$, 3)\$p\$,
+             flag_column => 'dup')" \
+	-c "SELECT pg_advisory_unlock_shared(42)" >"$work/a.out" 2>&1 &
+a=$!
+nd_wait_for "EXISTS (SELECT FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE '%dedup_keep_one%')"
+ok $? "dedup_keep_one: session A waits on the lock at row 25,000 of its pairs query"
+pid=$(psql_q -c "SELECT pid FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE '%dedup_keep_one%'")
+row=$(psql_q -c "SELECT job || ' | ' || phase || ' | ' || done FROM neardup_progress() WHERE pid = $pid")
+echo "# $row"
+[ "$row" = "dedup_keep_one | reading rows | 20000" ]
+ok $? "dedup_keep_one: session B sees it by name, in the phase of the simhash_pairs it runs"
+psql_q -o /dev/null -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_advisory_lock(42)%'"
+wait "$holder" || true
+rc=0
+wait "$a" || rc=$?
+sed 's/^/# A: /' "$work/a.out"
+[ $rc -eq 0 ] && [ "$(psql_q -c "SELECT count(*) FROM neardup_progress() WHERE pid = $pid")" = 0 ]
+ok $? "dedup_keep_one: A finishes once the lock is free, and its row is gone"
+
+# A bulk UPDATE that fingerprints texts: B sees "fingerprinting" and the
+# count A published (every 10,000 texts) while A waits at row 25,000.
+psql_q -c "SELECT pg_advisory_lock(42), pg_sleep(1e6)" -o /dev/null 2>/dev/null &
+holder=$!
+nd_wait_for "EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 42 AND granted)"
+psql_q -c "UPDATE pt SET sh = simhash('w' || id || ' w' || (id % 7))
+           WHERE CASE WHEN id = 25000 THEN pg_advisory_lock_shared(42)::text = '' ELSE true END" \
+	-c "SELECT pg_advisory_unlock_shared(42)" >"$work/a.out" 2>&1 &
+a=$!
+nd_wait_for "EXISTS (SELECT FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE 'UPDATE pt%')"
+ok $? "bulk UPDATE: session A waits on the lock at row 25,000"
+pid=$(psql_q -c "SELECT pid FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE 'UPDATE pt%'")
+row=$(psql_q -c "SELECT job || ' | ' || phase || ' | ' || done || ' | ' || coalesce(total::text, 'null') || ' | ' || (started = query_start)
+                 FROM neardup_progress() JOIN pg_stat_activity USING (pid) WHERE pid = $pid")
+echo "# $row"
+[ "$row" = "fingerprinting | simhash | 20000 | null | true" ]
+ok $? "bulk UPDATE: session B sees the texts A fingerprinted so far, since A's statement started"
+psql_q -o /dev/null -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_advisory_lock(42)%'"
+wait "$holder" || true
+rc=0
+wait "$a" || rc=$?
+sed 's/^/# A: /' "$work/a.out"
+[ $rc -eq 0 ] && [ "$(psql_q -c "SELECT count(*) FROM neardup_progress() WHERE pid = $pid")" = 0 ]
+ok $? "bulk UPDATE: A finishes once the lock is free, and its row is gone"
+
+# Once the statement is over the row goes, although A's transaction goes
+# on: A fingerprints 30,000 texts, then waits in its next statement.
+psql_q -c "SELECT pg_advisory_lock(43), pg_sleep(1e6)" -o /dev/null 2>/dev/null &
+holder=$!
+nd_wait_for "EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 43 AND granted)"
+psql_q -c "BEGIN" -c "SELECT count(minhash('w' || id, 16)) FROM pt" -c "SELECT pg_advisory_lock_shared(43)" \
+	-c "COMMIT" >"$work/a.out" 2>&1 &
+a=$!
+nd_wait_for "EXISTS (SELECT FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE '%pg_advisory_lock_shared(43)%')"
+ok $? "a transaction that fingerprinted 30,000 texts waits in its next statement"
+pid=$(psql_q -c "SELECT pid FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE '%pg_advisory_lock_shared(43)%'")
+after=$(psql_q -c "SELECT count(*) FROM neardup_progress() WHERE pid = $pid")
+[ "$after" = 0 ]
+ok $? "its fingerprinting row went with the statement ($after)"
+psql_q -o /dev/null -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_advisory_lock(43)%'"
+wait "$holder" || true
+wait "$a" || true
 
 # A job that fails (a division by zero at row 25,000) leaves no row, and
 # the next job of the same session is reported again.

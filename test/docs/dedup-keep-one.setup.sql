@@ -1,0 +1,1 @@
+dedup.setup.sql
