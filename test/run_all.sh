@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # neardup test runner: `make test` (and CI's .ci/run) call this.
 #
-# Suites, in order (name them as arguments to run a subset):
+# Suites, in order (name them as arguments to run a subset, or name jobs:
+# e2e:pg_cron, fuzz:fuzz_lsm):
 #   unit     C unit tests of the server-free cores (ASan + UBSan)
 #   fuzz     libFuzzer harnesses, each for a bounded time (FUZZ_SECONDS)
 #   regress  pg_regress suites (sql/, expected/) in a throwaway cluster
@@ -10,11 +11,15 @@
 # The suites' jobs (the unit tests, each fuzzer, the regress run, each e2e
 # script) run ND_TEST_JOBS at a time (default 2, one per core of the CI
 # machine), the slowest first; every job has its own cluster, port and
-# logs.
+# logs.  Jobs that mostly wait rather than compute (WAITING below) run in
+# ND_TEST_WAIT_JOBS more lanes (default 1) beside those, so that their
+# waits do not hold a core's lane.
 #
-# Every job reports how many of its checks passed and failed, and the
-# seconds it took; the last line is "N passed, N failed" over all of them,
-# and the exit code is non-zero if anything failed.
+# Every job reports how many of its checks passed and failed, the seconds
+# it took and the CPU seconds it used (its processes and its servers'), the
+# measure by which a job belongs in WAITING; the last line is "N passed, N
+# failed" over all of them, and the exit code is non-zero if anything
+# failed.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,27 +27,24 @@ cd "$ROOT"
 # shellcheck source=lib/pgenv.sh
 . test/lib/pgenv.sh
 
-suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(unit fuzz regress e2e)
-for s in "${suites[@]}"; do
-	case "$s" in
-		unit | fuzz | regress | e2e) ;;
-		*) echo "unknown suite: $s" >&2; exit 2 ;;
-	esac
-done
-
 JOBS=${ND_TEST_JOBS:-2}
+WAIT_JOBS=${ND_TEST_WAIT_JOBS:-1}
 BUILD=$ROOT/build
 RESULTS=$BUILD/results
-mkdir -p "$BUILD"
-rm -rf "$RESULTS"
-mkdir -p "$RESULTS"
 
-# The slowest jobs (pg_cron.sh mostly waits for the scheduler's minute),
-# started first so that the two lanes end together.
-SLOW_FIRST=(e2e:package regress e2e:pg_cron e2e:index_maintenance e2e:index_replica e2e:index_small_buffers
-	e2e:index_crash e2e:large_text e2e:logical_replication e2e:index_concurrency
-	e2e:index_workers e2e:upgrade_index)
+# The slowest jobs, started first so that the lanes end together.
+SLOW_FIRST=(regress e2e:index_maintenance unit e2e:index_crash e2e:index_small_buffers e2e:package
+	e2e:index_concurrency e2e:large_text)
+# Jobs that mostly wait, the slowest first: their CPU seconds (in the
+# runner's report) are a third to a half of their seconds or less on a
+# machine they share with the two busy lanes.  pg_cron.sh waits for the
+# scheduler's minute; the others wait for a standby or a subscriber to
+# replay, a server to restart or recover, sessions to block.  Measured on
+# the 2-core machine (seconds, CPU seconds): index_replica 188, 72;
+# logical_replication 175, 84; pg_cron 101, 26; upgrade_index 97, 53;
+# index_lsm 59, 22; constraint 40, 13.  (index_crash, 196 s and 128 CPU
+# seconds, computes.)
+WAITING=(e2e:index_replica e2e:logical_replication e2e:pg_cron e2e:upgrade_index e2e:index_lsm e2e:constraint)
 # Jobs that must run alone, after the others (none: package.sh installs
 # into the system's directories, but the other jobs' servers load the
 # staged build, which extension_destdir puts first, and it checks that).
@@ -112,8 +114,21 @@ job_fuzz() {
 		result "fuzz:$1" 0 1
 		return
 	fi
-	if ! clang -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-DXXH_INLINE_ALL -Isrc/core src/core/*.c "$f" -o "$bin" >"$log" 2>&1; then
+	# The cores once for every fuzzer (the first job compiles them, the
+	# others wait on the lock), instrumented for coverage without
+	# libFuzzer's main; each harness is linked against them.
+	if ! (
+		flock 9
+		[ -f "$BUILD/fuzz-core/done" ] && exit 0
+		rm -rf "$BUILD/fuzz-core" && mkdir -p "$BUILD/fuzz-core" || exit 1
+		for c in src/core/*.c; do
+			clang -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+				-DXXH_INLINE_ALL -Isrc/core -c "$c" -o "$BUILD/fuzz-core/$(basename "$c" .c).o" || exit 1
+		done
+		touch "$BUILD/fuzz-core/done"
+	) 9>"$BUILD/fuzz-core.lock" >"$log" 2>&1 ||
+		! clang -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+			-DXXH_INLINE_ALL -Isrc/core "$BUILD"/fuzz-core/*.o "$f" -o "$bin" >>"$log" 2>&1; then
 		cat "$log"
 		result "fuzz:$1" 0 1
 		return
@@ -167,6 +182,28 @@ run_job() {
 	esac >"$RESULTS/$job.out" 2>&1
 }
 
+# --job JOB: one job, what the runner runs in each lane (under
+# cpu_seconds.py, which counts the CPU of its orphaned servers too).
+if [ "${1:-}" = --job ]; then
+	run_job "$2"
+	exit 0
+fi
+
+suites=("$@")
+[ ${#suites[@]} -eq 0 ] && suites=(unit fuzz regress e2e)
+for s in "${suites[@]}"; do
+	case "$s" in
+		unit | fuzz | regress | e2e) ;;
+		fuzz:* | e2e:*) [ -e "test/${s%%:*}/${s#*:}.$([ "${s%%:*}" = fuzz ] && echo c || echo sh)" ] ||
+			{ echo "unknown job: $s" >&2; exit 2; } ;;
+		*) echo "unknown suite: $s" >&2; exit 2 ;;
+	esac
+done
+
+mkdir -p "$BUILD"
+rm -rf "$RESULTS" "$BUILD/fuzz-core"
+mkdir -p "$RESULTS"
+
 # --- the job list ---------------------------------------------------------------
 
 # Every suite needs the packages (the unit tests and fuzzers include
@@ -180,6 +217,7 @@ for s in "${suites[@]}"; do
 		fuzz) for f in test/fuzz/fuzz_*.c; do [ -e "$f" ] && all+=("fuzz:$(basename "$f" .c)"); done ;;
 		regress) all+=(regress) ;;
 		e2e) for t in test/e2e/*.sh; do [ -e "$t" ] && all+=("e2e:$(basename "$t" .sh)"); done ;;
+		*) all+=("$s") ;;
 	esac
 done
 
@@ -190,20 +228,24 @@ in_list() {
 	return 1
 }
 
-parallel=()
+# busy: the jobs that keep a core busy, slowest first; waiting: the
+# others; solo: after both.
+busy=()
+waiting=()
 solo=()
-for j in "${SLOW_FIRST[@]}"; do in_list "$j" "${all[@]}" && parallel+=("$j"); done
+for j in "${WAITING[@]}"; do in_list "$j" "${all[@]}" && waiting+=("$j"); done
+for j in "${SLOW_FIRST[@]}"; do in_list "$j" "${all[@]}" && busy+=("$j"); done
 for j in "${all[@]}"; do
 	if in_list "$j" "${SOLO[@]}"; then
 		solo+=("$j")
-	elif ! in_list "$j" "${SLOW_FIRST[@]}"; then
-		parallel+=("$j")
+	elif ! in_list "$j" "${SLOW_FIRST[@]}" "${WAITING[@]}"; then
+		busy+=("$j")
 	fi
 done
 
 # The extension is built and staged once, for every job.
 if in_list regress "${all[@]}" || [ -n "$(printf '%s\n' "${all[@]}" | grep '^e2e:')" ]; then
-	if ! nd_build >"$BUILD/build.log" 2>&1; then
+	if ! MAKEFLAGS="-j$JOBS" nd_build >"$BUILD/build.log" 2>&1; then
 		cat "$BUILD/build.log"
 		echo "== build failed"
 		echo "0 passed, 1 failed in ${SECONDS}s"
@@ -216,12 +258,13 @@ fi
 PASSED=0
 FAILED=0
 FAILED_NAMES=()
-declare -A STARTED=() PID_JOB=()
+declare -A STARTED=() PID_JOB=() PID_BUSY=()
 
 # finish JOB: count and print its result
 finish() {
-	local job=$1 ok=0 notok=1
+	local job=$1 ok=0 notok=1 cpu='?'
 	[ -f "$RESULTS/$job" ] && read -r ok notok <"$RESULTS/$job"
+	[ -s "$RESULTS/$job.cpu" ] && cpu=$(cat "$RESULTS/$job.cpu")
 	if [ "$notok" -ne 0 ]; then
 		FAILED_NAMES+=("$job")
 		cat "$RESULTS/$job.out"
@@ -230,8 +273,8 @@ finish() {
 	fi
 	PASSED=$((PASSED + ok))
 	FAILED=$((FAILED + notok))
-	printf '== %-34s %4d passed, %d failed  (%ds)\n' "$job" "$ok" "$notok" \
-		$((SECONDS - ${STARTED[$1]}))
+	printf '== %-34s %4d passed, %d failed  (%ds, CPU %ss)\n' "$job" "$ok" "$notok" \
+		$((SECONDS - ${STARTED[$1]})) "$cpu"
 }
 
 # wait_one: wait for any running job and report it
@@ -239,22 +282,40 @@ wait_one() {
 	local pid
 	wait -n -p pid
 	finish "${PID_JOB[$pid]}"
-	unset "PID_JOB[$pid]"
+	unset "PID_JOB[$pid]" "PID_BUSY[$pid]"
 }
 
+# start JOB [busy]
 start() {
 	STARTED[$1]=$SECONDS
-	run_job "$1" &
+	if command -v python3 >/dev/null; then
+		python3 test/lib/cpu_seconds.py "$RESULTS/$1.cpu" bash "$ROOT/test/run_all.sh" --job "$1" &
+	else
+		bash "$ROOT/test/run_all.sh" --job "$1" & # no CPU seconds (shown as ?)
+	fi
 	PID_JOB[$!]=$1
+	[ -n "${2:-}" ] && PID_BUSY[$!]=1
 }
 
-for j in "${parallel[@]}"; do
-	while [ ${#PID_JOB[@]} -ge "$JOBS" ]; do wait_one; done
-	start "$j"
+# A busy job may start while fewer than JOBS busy jobs run; a waiting job
+# while fewer than JOBS + WAIT_JOBS jobs run (so once the busy jobs are
+# all started, the waiting ones take their lanes too).
+while [ ${#busy[@]} -gt 0 ] || [ ${#waiting[@]} -gt 0 ]; do
+	if [ ${#busy[@]} -gt 0 ] && [ ${#PID_BUSY[@]} -lt "$JOBS" ] &&
+		[ ${#PID_JOB[@]} -lt $((JOBS + WAIT_JOBS)) ]; then
+		start "${busy[0]}" busy
+		busy=("${busy[@]:1}")
+	elif [ ${#waiting[@]} -gt 0 ] && [ ${#PID_JOB[@]} -lt $((JOBS + WAIT_JOBS)) ] &&
+		{ [ ${#busy[@]} -eq 0 ] || [ $((${#PID_JOB[@]} - ${#PID_BUSY[@]})) -lt "$WAIT_JOBS" ]; }; then
+		start "${waiting[0]}"
+		waiting=("${waiting[@]:1}")
+	else
+		wait_one
+	fi
 done
 while [ ${#PID_JOB[@]} -gt 0 ]; do wait_one; done
 for j in "${solo[@]}"; do
-	start "$j"
+	start "$j" busy
 	wait_one
 done
 

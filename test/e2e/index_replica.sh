@@ -5,7 +5,8 @@
 # A hot standby is made from the throwaway cluster with pg_basebackup and run
 # by pg_ctl as the postgres user on a port of its own.  The primary then
 # changes indexes that the base backup holds (inserts: GiST page splits,
-# GIN pending list, hamming merges; deletes, updates) and builds new ones (CREATE INDEX
+# GIN pending list, flushed into the entry tree again and again at its
+# 256 kB limit, hamming merges; deletes, updates) and builds new ones (CREATE INDEX
 # WAL); after replay, on the standby, every query code and radius returns
 # through each index what a sequential scan on the standby returns, and KNN
 # the brute-force distances (nd_check in lib/index_check.sql).  Again after
@@ -35,7 +36,7 @@ for t in rg rn rh sg sn sh; do
 		-c "INSERT INTO $t SELECT i, nd_row_code(i) FROM generate_series(1, 50000) i"
 done
 psql_q -c "CREATE INDEX rg_gist ON rg USING gist (sh)" \
-	-c "CREATE INDEX rn_gin ON rn USING gin (sh) WITH (fastupdate = on, gin_pending_list_limit = 65536)" \
+	-c "CREATE INDEX rn_gin ON rn USING gin (sh) WITH (fastupdate = on, gin_pending_list_limit = 256)" \
 	-c "CREATE INDEX rh_ham ON rh USING hamming (sh) WITH (pending_limit = 64)"
 
 # --- the standby ----------------------------------------------------------------------
