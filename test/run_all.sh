@@ -44,7 +44,7 @@ SLOW_FIRST=(regress e2e:index_maintenance unit e2e:index_crash e2e:index_small_b
 # logical_replication 175, 84; pg_cron 101, 26; upgrade_index 97, 53;
 # index_lsm 59, 22; constraint 40, 13.  (index_crash, 196 s and 128 CPU
 # seconds, computes.)
-WAITING=(e2e:index_replica e2e:logical_replication e2e:pg_cron e2e:upgrade_index e2e:index_lsm e2e:constraint)
+WAITING=(e2e:index_replica e2e:logical_replication e2e:pg_cron e2e:upgrade_index e2e:shard_blocks e2e:index_lsm e2e:constraint)
 # Jobs that must run alone, after the others (none: package.sh installs
 # into the system's directories, but the other jobs' servers load the
 # staged build, which extension_destdir puts first, and it checks that).
