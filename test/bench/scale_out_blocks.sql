@@ -1,0 +1,59 @@
+--
+-- Helpers of the block-layout benchmark (test/bench/run_scale_out_blocks.sh),
+-- created on the coordinator, the single node and the shards.
+--
+
+/*
+ * The nightly data set, row i of n (1..n): the mix of doc/dedup.md's 10M
+ * clusters benchmark with ids 1..n: 80% random codes, 10% one group of
+ * identical codes (an error page, an empty body), 10% groups of 10 near
+ * copies (0..3 bits off their group's code).  So 20% of the rows have a
+ * near copy; the rest have none (random codes are ~15 bits apart).
+ */
+CREATE FUNCTION nd_night_code(i bigint, n bigint) RETURNS simhash64
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+SELECT CASE
+    WHEN i <= n * 8 / 10 THEN hashint8extended(i, 11)::simhash64
+    WHEN i <= n * 9 / 10 THEN 'deadbeefdeadbeef'::simhash64
+    ELSE (hashint8extended(j % g, 12)
+          # CASE WHEN j / g % 4 >= 1 THEN 1::bigint << (hashint8extended(j, 13) & 63)::int ELSE 0 END
+          # CASE WHEN j / g % 4 >= 2 THEN 1::bigint << (hashint8extended(j, 14) & 63)::int ELSE 0 END
+          # CASE WHEN j / g % 4 >= 3 THEN 1::bigint << (hashint8extended(j, 15) & 63)::int ELSE 0 END)::simhash64
+END
+FROM (SELECT i - n * 9 / 10 AS j, greatest(n / 100, 1) AS g) s
+$$;
+
+/*
+ * The partition of a layout's copy that holds block value v (the inverse of
+ * simhash_layout_create's ranges, as simhash_layout_within_sql computes it),
+ * for loading a shard's tables on the shard itself.
+ */
+CREATE FUNCTION nd_block_partition(v bigint, width int, partitions int) RETURNS int
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT (((v + 1) * partitions + (1::bigint << width) - 1) / (1::bigint << width) - 1)::int $$;
+
+/*
+ * On the coordinator: for the first n query codes of a kind (nd_bench_code),
+ * the distinct servers that simhash_layout_within(layout, code, r) reads
+ * (the partitions its SQL names, mapped to their foreign servers):
+ * 'max/mean' over the codes.
+ */
+CREATE FUNCTION nd_layout_servers(layout text, kind text, n int, rows bigint, r int) RETURNS text
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    res text;
+BEGIN
+    SELECT max(c) || '/' || round(avg(c), 2) INTO res
+    FROM (SELECT k, count(DISTINCT s.srvname) AS c
+          FROM generate_series(1, n) k,
+               regexp_matches(simhash_layout_within_sql(layout::regclass, nd_bench_code(k, kind, rows), r),
+                              'FROM public\.([a-z0-9_]+)', 'g') m
+          JOIN pg_class cl ON cl.relname = m[1] AND cl.relnamespace = 'public'::regnamespace
+          JOIN pg_foreign_table f ON f.ftrelid = cl.oid
+          JOIN pg_foreign_server s ON s.oid = f.ftserver
+          GROUP BY k) x;
+    RETURN res;
+END
+$$;
