@@ -183,21 +183,30 @@ if part queries; then
 				P50[$N.$kind.$r]=$LAST_BLOCK_P50
 			done
 		done
+		# KNN by distance alone: the hamming index orders the scan on the
+		# single node and on each id-layout shard (postgres_fdw's Merge
+		# Append).  Ties by id (ORDER BY d, id): no index path serves that
+		# order on PostgreSQL 15, so the single node sorts the whole table
+		# and the id layout uses nd_knn_per_shard (per-shard KNN, then a
+		# radius query) instead.
 		for kind in planted random; do
-			row "KNN 10" "$kind" "$KNNQ" "SELECT sum(id) FROM (SELECT id FROM docs ORDER BY sh <~> \$1, id LIMIT 10) s" \
-				"SELECT sum(id) FROM (SELECT id FROM docs$N ORDER BY sh <~> \$1, id LIMIT 10) s" \
-				"SELECT sum(id) FROM simhash_layout_nearest('$LAYOUT', \$1, 10)"
+			row "KNN 10 by d (sum of d)" "$kind" "$KNNQ" "SELECT sum(d) FROM (SELECT sh <~> \$1 AS d FROM docs ORDER BY sh <~> \$1 LIMIT 10) s" \
+				"SELECT sum(d) FROM (SELECT sh <~> \$1 AS d FROM docs$N ORDER BY sh <~> \$1 LIMIT 10) s" \
+				"SELECT sum(distance) FROM simhash_layout_nearest('$LAYOUT', \$1, 10)"
 			P50[$N.$kind.knn]=$LAST_BLOCK_P50
-			row "KNN 10 (id: nd_knn_per_shard)" "$kind" "$KNNQ" "SELECT sum(id) FROM (SELECT id FROM docs ORDER BY sh <~> \$1, id LIMIT 10) s" \
+			row "KNN 10 ties by id (sum of id)" "$kind" "$KNNQ" "SELECT sum(id) FROM (SELECT id FROM docs ORDER BY sh <~> \$1, id LIMIT 10) s" \
 				"SELECT sum(id) FROM nd_knn_per_shard(\$1, 10, 'docs$N')" \
 				"SELECT sum(id) FROM simhash_layout_nearest('$LAYOUT', \$1, 10)"
 		done
 
 		# What the coordinator spends before any shard is asked: building
 		# the query text (the layout's catalogue lookups in PL/pgSQL).
-		sqlonly=$(nd_psql coord -c "SELECT median_ms || ' ' || p90_ms FROM nd_bench(\$q\$SELECT length(simhash_layout_within_sql('$LAYOUT', \$1, 3))::bigint\$q\$, 'random', $QUERIES, $ROWS)")
+		sqlonly=$(nd_psql coord -c "SELECT round(median_ms::numeric, 2) || ' ' || round(p90_ms::numeric, 2) FROM nd_bench(\$q\$SELECT length(simhash_layout_within_sql('$LAYOUT', \$1, 3))::bigint\$q\$, 'random', $QUERIES, $ROWS)")
 		echo
 		echo "simhash_layout_within_sql alone (radius 3, no shard asked), p50/p90 ms: ${sqlonly/ //}"
+		for kind in planted random; do
+			echo "block radius 3, $kind codes, p50 of the two steps of simhash_layout_within: $(nd_psql coord -c "SELECT nd_within_split('$LAYOUT', '$kind', $QUERIES, $ROWS, 3)")"
+		done
 		# Shards touched by the block layout's radius queries.
 		for r in 1 3; do
 			echo "block radius $r, servers read per query (max/mean over the codes, from the partitions simhash_layout_within_sql names):" \
@@ -210,7 +219,9 @@ if part queries; then
 			"$(grep -oE 'Foreign Scan on public\.[a-z0-9_]+' <<<"$plan" | sed 's/.*public\.//' | tr '\n' ' ')"
 		remote=$(grep -m1 -oE 'Remote SQL: .*' <<<"$plan" | sed 's/^Remote SQL: //')
 		echo "  first arm's remote SQL: $remote"
-		echo "  its plan on the shard: $(for s in "${SH[@]}"; do nd_psql "$s" -c "EXPLAIN (COSTS OFF) $remote" 2>/dev/null | grep -m1 -E 'Index|Scan' && break; done | sed 's/^ *//')"
+		part1=$(grep -m1 -oE 'FROM public\.[a-z0-9_]+' <<<"$remote" | sed 's/FROM public\.//')
+		owner=$(nd_psql coord -c "SELECT s.srvname FROM pg_foreign_table f JOIN pg_foreign_server s ON s.oid = f.ftserver WHERE f.ftrelid = '$part1'::regclass")
+		echo "  its plan on $owner (a cursor, as postgres_fdw runs it): $(nd_psql "$owner" -c "BEGIN" -c "EXPLAIN (COSTS OFF) DECLARE c CURSOR FOR $remote" -c "ROLLBACK" | grep -m1 -E 'Scan' | sed 's/^ *//')"
 		# the shards' statistics: reset, one query, disconnect (the shards'
 		# backends report at exit), count the shards that scanned.
 		for kind in planted random; do

@@ -57,3 +57,37 @@ BEGIN
     RETURN res;
 END
 $$;
+
+/*
+ * On the coordinator: where simhash_layout_within's time goes, over the
+ * first n codes of a kind at radius r (each run once to warm, then timed):
+ * the p50 in ms of building its SQL (simhash_layout_within_sql) and of
+ * running that SQL (planning on the coordinator, the shards' answers).
+ */
+CREATE FUNCTION nd_within_split(layout text, kind text, n int, rows bigint, r int) RETURNS text
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    tb float8[] := '{}';
+    te float8[] := '{}';
+    t0 timestamptz;
+    sql text;
+    c bigint;
+    q simhash64;
+BEGIN
+    FOR k IN 1..n LOOP
+        q := nd_bench_code(k, kind, rows);
+        sql := simhash_layout_within_sql(layout::regclass, q, r);
+        EXECUTE 'SELECT count(*) FROM (' || sql || ') x' INTO c;
+        t0 := clock_timestamp();
+        sql := simhash_layout_within_sql(layout::regclass, q, r);
+        tb := tb || extract(epoch FROM clock_timestamp() - t0) * 1000;
+        t0 := clock_timestamp();
+        EXECUTE 'SELECT count(*) FROM (' || sql || ') x' INTO c;
+        te := te || extract(epoch FROM clock_timestamp() - t0) * 1000;
+    END LOOP;
+    RETURN format('build the SQL %s ms, run it %s ms',
+                  (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY x)::numeric, 2) FROM unnest(tb) x),
+                  (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY x)::numeric, 2) FROM unnest(te) x));
+END
+$$;
