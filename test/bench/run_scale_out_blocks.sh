@@ -22,7 +22,8 @@
 # sh <~> $1, id LIMIT 10 on docsN and the single node; nd_knn_per_shard on
 # docsN), p50 and p90 in ms over QUERIES (KNNQ) codes of planted rows (near
 # copies exist) and of random rows (none within ~15 bits), each query run
-# once to warm and once timed (nd_bench, test/bench/scale_out.sql); "same?"
+# once to warm and once timed (nd_bench, test/bench/scale_out.sql; KNNQ=0:
+# no KNN); "same?"
 # compares the results' totals across the three setups.  Shards a block
 # radius query touches: the servers of the partitions its SQL names
 # (simhash_layout_within_sql) over all codes, the Foreign Scans of its
@@ -190,6 +191,7 @@ if part queries; then
 		# and the id layout uses nd_knn_per_shard (per-shard KNN, then a
 		# radius query) instead.
 		for kind in planted random; do
+			((KNNQ > 0)) || break
 			row "KNN 10 by d (sum of d)" "$kind" "$KNNQ" "SELECT sum(d) FROM (SELECT sh <~> \$1 AS d FROM docs ORDER BY sh <~> \$1 LIMIT 10) s" \
 				"SELECT sum(d) FROM (SELECT sh <~> \$1 AS d FROM docs$N ORDER BY sh <~> \$1 LIMIT 10) s" \
 				"SELECT sum(distance) FROM simhash_layout_nearest('$LAYOUT', \$1, 10)"
@@ -246,6 +248,7 @@ if part queries; then
 	echo "== block layout p50 against its p50 at the smallest shard count (target at 8 vs 2 shards, radius 3: <= 1.3x)"
 	first=${SHARD_COUNTS%% *}
 	for key in planted.0 planted.1 planted.3 random.0 random.1 random.3 planted.knn random.knn; do
+		[ -n "${P50[$first.$key]:-}" ] || continue
 		line=$(printf '%-12s' "$key")
 		for N in $SHARD_COUNTS; do
 			line+=$(printf '  %2s shards %7.2f ms (%.2fx)' "$N" "${P50[$N.$key]}" "$(echo "${P50[$N.$key]} / ${P50[$first.$key]}" | bc -l)")
