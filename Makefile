@@ -162,6 +162,9 @@ bench-minhash-clusters:
 bench-lsh-recall:
 	@bash test/bench/run_lsh_recall.sh
 
-# Coordinator + 3 postgres_fdw shards against one node, same rows (ROWS, SHARDS).
+# Coordinator + 3 postgres_fdw shards against one node, same rows (ROWS, SHARDS);
+# then the block-sharded layout against the id-hash layout and one node at
+# 2, 4 and 8 shards, and its nightly clusters at 10M rows (issue 31).
 bench-scale-out:
 	@bash test/bench/run_scale_out.sh
+	@bash test/bench/run_scale_out_blocks.sh
