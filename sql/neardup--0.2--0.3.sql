@@ -1230,9 +1230,14 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_within(pg_catalog.regclass, @exts
 /*
  * The n nearest rows, exactly (ties by id).  The radius search at blocks - 1
  * finds every row that near; if n of them are, they are the answer.
- * Otherwise each partition of the first copy returns its own n nearest
- * (ORDER BY and LIMIT shipped to the shard, the shards queried together)
- * and the coordinator keeps the n nearest of those.
+ * Otherwise, two rounds over every partition of the first copy, each
+ * partition's query shipped whole and all of them read together (a
+ * materialized UNION ALL: a sorted one would be a Merge Append, which reads
+ * the shards one after another): each partition's n nearest by distance
+ * alone (an ordered scan of its hamming index; ordering by id too would
+ * sort the partition) give D, the n-th smallest distance among them, which
+ * is the layout's n-th smallest distance; then every row within D (a radius
+ * search), of which the coordinator keeps the first by (distance, id).
  */
 CREATE FUNCTION @extschema@.simhash_layout_nearest(layout pg_catalog.regclass,
                                                    fingerprint @extschema@.simhash64,
@@ -1245,7 +1250,8 @@ DECLARE
     q pg_catalog.text := pg_catalog.quote_literal(fingerprint::pg_catalog.text)
                          OPERATOR(pg_catalog.||) '::@extschema@.simhash64';
     found pg_catalog.int8;
-    sql pg_catalog.text;
+    parts pg_catalog.text[];
+    radius pg_catalog.int4;
 BEGIN
     IF n OPERATOR(pg_catalog.<) 0 THEN
         RAISE EXCEPTION 'n must not be negative' USING ERRCODE = '22023';
@@ -1258,24 +1264,38 @@ BEGIN
     IF found OPERATOR(pg_catalog.=) n THEN
         RETURN;
     END IF;
-    -- fewer than n within blocks - 1 bits: start again over every partition
-    SELECT pg_catalog.string_agg(pg_catalog.format(
-               '(SELECT id, sh, sh OPERATOR(@extschema@.<~>) %2$s AS distance FROM %1$s '
-               'ORDER BY sh OPERATOR(@extschema@.<~>) %2$s, id LIMIT %3$s)', i.inhrelid::pg_catalog.regclass, q, n),
-           ' UNION ALL ')
-    INTO sql
+    -- fewer than n within blocks - 1 bits: every partition of copy 1
+    SELECT pg_catalog.array_agg(i.inhrelid::pg_catalog.regclass::pg_catalog.text)
+    INTO parts
     FROM pg_catalog.pg_inherits i
     WHERE i.inhparent OPERATOR(pg_catalog.=)
           pg_catalog.format('%I.%I', l.nsp, l.name OPERATOR(pg_catalog.||) '_b1')::pg_catalog.regclass;
+    EXECUTE pg_catalog.format(
+        'WITH u AS MATERIALIZED (%s) SELECT pg_catalog.max(d) FROM (SELECT d FROM u ORDER BY d LIMIT %s) x',
+        (SELECT pg_catalog.string_agg(pg_catalog.format(
+                    'SELECT d FROM (SELECT sh OPERATOR(@extschema@.<~>) %2$s AS d FROM %1$s '
+                    'ORDER BY sh OPERATOR(@extschema@.<~>) %2$s LIMIT %3$s) s', p, q, n),
+                ' UNION ALL ')
+         FROM pg_catalog.unnest(parts) p),
+        n)
+        INTO radius;
+    IF radius IS NULL THEN
+        RETURN;
+    END IF;
     RETURN QUERY EXECUTE pg_catalog.format(
-        'SELECT u.id, u.sh, u.distance FROM (%s) u WHERE u.distance OPERATOR(pg_catalog.>=) %s '
-        'ORDER BY u.distance, u.id LIMIT %s',
-        sql, l.blocks, n OPERATOR(pg_catalog.-) found);
+        'WITH u AS MATERIALIZED (%s) SELECT u.id, u.sh, u.distance FROM u '
+        'WHERE u.distance OPERATOR(pg_catalog.>=) %s ORDER BY u.distance, u.id LIMIT %s',
+        (SELECT pg_catalog.string_agg(pg_catalog.format(
+                    'SELECT id, sh, sh OPERATOR(@extschema@.<~>) %2$s AS distance FROM %1$s '
+                    'WHERE sh OPERATOR(@extschema@.<~>) %2$s OPERATOR(pg_catalog.<=) %3$s', p, q, radius),
+                ' UNION ALL ')
+         FROM pg_catalog.unnest(parts) p),
+        l.blocks, n OPERATOR(pg_catalog.-) found);
 END
 $$;
 
 COMMENT ON FUNCTION @extschema@.simhash_layout_nearest(pg_catalog.regclass, @extschema@.simhash64, pg_catalog.int4)
-    IS 'the n nearest rows of a block-sharded layout to a fingerprint, exactly (ties by id)';
+    IS 'the n nearest rows of a block-sharded layout to a fingerprint, exactly (ties by id): a radius search when blocks - 1 bits hold n rows, else two rounds over every partition of one copy';
 
 /*
  * Writes reach every copy in one statement: the query's rows go into each
