@@ -1351,6 +1351,52 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_delete(pg_catalog.regclass, pg_ca
     IS 'delete ids from every copy of a block-sharded layout, in one statement; returns the rows deleted from one copy';
 
 /*
+ * Do the copies hold the same rows?  Each copy's row count and a checksum
+ * of its ids (a sum of hashint8), aggregated on the shards (one aggregate
+ * query per partition, which postgres_fdw ships whole: one row per
+ * partition crosses the network), and whether both equal copy 1's.  A
+ * commit that failed on some shards (postgres_fdw has no two-phase commit)
+ * or a write that bypassed the coordinator shows as a copy that differs.
+ */
+CREATE FUNCTION @extschema@.simhash_layout_check(layout pg_catalog.regclass)
+RETURNS TABLE(block pg_catalog.int4, row_count pg_catalog.int8, id_checksum pg_catalog.int8,
+              consistent pg_catalog.bool)
+LANGUAGE plpgsql STABLE STRICT
+AS $$
+DECLARE
+    l record := @extschema@.simhash_layout_parts(layout);
+    first_count pg_catalog.int8;
+    first_sum pg_catalog.int8;
+    sql pg_catalog.text;
+BEGIN
+    FOR b IN 1 .. l.blocks LOOP
+        SELECT pg_catalog.string_agg(pg_catalog.format(
+                   'SELECT pg_catalog.count(*) AS n, pg_catalog.sum(pg_catalog.hashint8(id)) AS h FROM %s',
+                   i.inhrelid::pg_catalog.regclass), ' UNION ALL ')
+        INTO sql
+        FROM pg_catalog.pg_inherits i
+        WHERE i.inhparent OPERATOR(pg_catalog.=) pg_catalog.format('%I.%I', l.nsp,
+                  l.name OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) b)::pg_catalog.regclass;
+        EXECUTE pg_catalog.format(
+            'SELECT COALESCE(pg_catalog.sum(n), 0)::pg_catalog.int8, COALESCE(pg_catalog.sum(h), 0)::pg_catalog.int8 '
+            'FROM (%s) u', sql)
+            INTO row_count, id_checksum;
+        IF b OPERATOR(pg_catalog.=) 1 THEN
+            first_count := row_count;
+            first_sum := id_checksum;
+        END IF;
+        block := b;
+        consistent := row_count OPERATOR(pg_catalog.=) first_count
+                      AND id_checksum OPERATOR(pg_catalog.=) first_sum;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_check(pg_catalog.regclass)
+    IS 'each copy of a block-sharded layout: its rows and a checksum of its ids, aggregated on the shards, and whether they equal copy 1''s';
+
+/*
  * The nightly clusters, from edges: every shard clusters, on its own, the
  * partitions it holds (simhash_shard_clusters, through the cluster views);
  * only the rows that are not their partition cluster's smallest id cross

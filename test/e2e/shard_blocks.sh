@@ -18,7 +18,8 @@
 #     the shards' own statistics show scans on at most that many shards;
 #   - KNN (simhash_layout_nearest) equal to the single node's, ties by id,
 #     near codes and codes with nothing within the layout's radius;
-#   - inserts and deletes through the coordinator reach every copy;
+#   - inserts and deletes through the coordinator reach every copy, and
+#     simhash_layout_check says so (and catches a stray row);
 #   - the nightly clusters (simhash_layout_clusters: each shard clusters
 #     its partitions, edges cross) equal simhash_clusters on the single node;
 #   - moving a partition to a new shard keeps every answer;
@@ -181,6 +182,20 @@ got=$(copy_counts)
 echo "# deleted $deleted, inserted $added; copies $got, single node $want"
 ok $([ "$deleted" -gt 0 ] && [ "$added" -gt 0 ] && [ "$got" = "$want $want $want $want" ] && echo 0 || echo 1) \
 	"deletes and inserts through the coordinator reach every copy"
+checked=$(c -c "SELECT string_agg(block || ':' || row_count || ':' || consistent, ' ' ORDER BY block) FROM simhash_layout_check('fp')")
+plan=$(c -c "EXPLAIN VERBOSE SELECT count(*), sum(hashint8(id)) FROM fp_b2_p0 UNION ALL SELECT count(*), sum(hashint8(id)) FROM fp_b2_p1")
+# a row written on a shard behind the coordinator's back: copy 2 differs
+stray=$(c -c "SELECT s.srvname FROM pg_foreign_table f JOIN pg_foreign_server s ON s.oid = f.ftserver
+              WHERE f.ftrelid = 'fp_b2_p0'::regclass")
+nd_psql "$stray" -c "INSERT INTO fp_b2_p0 VALUES (-7, '0000000000000001')"
+broken=$(c -c "SELECT string_agg(block || ':' || consistent, ' ' ORDER BY block) FROM simhash_layout_check('fp')")
+nd_psql "$stray" -c "DELETE FROM fp_b2_p0 WHERE id = -7"
+echo "# simhash_layout_check: $checked; with a stray row in copy 2: $broken"
+grep -m1 'Remote SQL' <<<"$plan" | sed 's/^ */# /'
+ok $([ "$checked" = "1:$want:true 2:$want:true 3:$want:true 4:$want:true" ] &&
+	[ "$broken" = "1:true 2:false 3:true 4:true" ] &&
+	[ "$(grep -c 'Remote SQL: SELECT count(\*), sum(hashint8(id)) FROM public.fp_b2_p' <<<"$plan")" = 2 ] && echo 0 || echo 1) \
+	"simhash_layout_check: every copy consistent, aggregated on the shards; a stray row makes its copy differ"
 out=$(c -c "SELECT nd_blocks_radius_check(3)")
 echo "# $out"
 ok $([[ $out =~ mismatches=0\ rows=[1-9] ]] && echo 0 || echo 1) "after the writes: radius 0..3 equal to the single node"
