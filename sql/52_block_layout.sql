@@ -105,6 +105,17 @@ INSERT INTO bl_b1_p0 SELECT id, sh FROM bl_docs WHERE id > 2000;
 SELECT part, count(*), count(DISTINCT cluster_id) FROM bl_b1_p0_clusters GROUP BY part;
 SELECT part, count(*) FROM bl_b2_p2_clusters GROUP BY part;
 
+-- simhash_layout_range: a copy's partitions tile its block's values, in
+-- equal ranges (to within one value), with no gap and no overlap.
+SELECT blocks, b, parts,
+       min(r.block_from) AS first_from, max(r.block_to) AS last_to,
+       bool_and(r.block_to = lead_from OR lead_from IS NULL) AS contiguous,
+       max(r.block_to - r.block_from) - min(r.block_to - r.block_from) AS spread
+FROM (VALUES (4, 1, 16), (4, 4, 7), (3, 1, 5), (3, 3, 5), (2, 2, 4096), (16, 16, 16)) v(blocks, b, parts),
+     LATERAL (SELECT r.*, lead(r.block_from) OVER (ORDER BY p) AS lead_from
+              FROM generate_series(0, parts - 1) p, simhash_layout_range(b, blocks, parts, p) r) r
+GROUP BY 1, 2, 3 ORDER BY 1, 2, 3;
+
 -- exclude_within: the near-duplicate constraint instead of the index; its
 -- radius must leave the pigeonhole (below blocks).
 SELECT simhash_shard_create('blx', 2, 1, exclude_within => 1);

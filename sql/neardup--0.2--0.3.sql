@@ -989,6 +989,27 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_check_args(pg_catalog.int4, pg_ca
     IS 'the checks of a block-sharded layout''s blocks and partitions (22023)';
 
 /*
+ * The block values [block_from, block_to) of partition `partition` of copy
+ * `block`: the equal ranges simhash_layout_create makes, which
+ * simhash_layout_within_sql looks for again.  Block b is 64 / blocks bits
+ * wide, one more for the first 64 % blocks (nd_permute.h).
+ */
+CREATE FUNCTION @extschema@.simhash_layout_range(block pg_catalog.int4, blocks pg_catalog.int4,
+                                                 partitions pg_catalog.int4, partition pg_catalog.int4,
+                                                 OUT block_from pg_catalog.int8, OUT block_to pg_catalog.int8)
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+AS $$
+    SELECT ($4::pg_catalog.int8 OPERATOR(pg_catalog.<<) w) OPERATOR(pg_catalog./) $3,
+           (($4 OPERATOR(pg_catalog.+) 1)::pg_catalog.int8 OPERATOR(pg_catalog.<<) w) OPERATOR(pg_catalog./) $3
+    FROM (SELECT (64 OPERATOR(pg_catalog./) $2)
+                 OPERATOR(pg_catalog.+) CASE WHEN $1 OPERATOR(pg_catalog.<=) (64 OPERATOR(pg_catalog.%) $2)
+                                             THEN 1 ELSE 0 END AS w) x
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_range(pg_catalog.int4, pg_catalog.int4, pg_catalog.int4, pg_catalog.int4)
+    IS 'the block values [block_from, block_to) of one partition of one copy of a block-sharded layout';
+
+/*
  * On the coordinator: for each block b, the copy <layout>_b<b>, range-
  * partitioned by simhash_block(sh, b, blocks) into `partitions` equal
  * ranges, each a foreign table over the shard table of the same name
@@ -1008,7 +1029,6 @@ AS $$
 DECLARE
     nsp pg_catalog.text := pg_catalog.current_schema()::pg_catalog.text;
     nservers pg_catalog.int4 := pg_catalog.cardinality(servers);
-    width pg_catalog.int4;
     t pg_catalog.text;
     ct pg_catalog.text;
     lo pg_catalog.int8;
@@ -1037,18 +1057,13 @@ BEGIN
         'CREATE TABLE %I.%I (part pg_catalog.int4 NOT NULL, id pg_catalog.int8, cluster_id pg_catalog.int8) '
         'PARTITION BY LIST (part)', nsp, layout OPERATOR(pg_catalog.||) '_clusters');
     FOR b IN 1 .. blocks LOOP
-        width := 64 OPERATOR(pg_catalog./) blocks;
-        IF b OPERATOR(pg_catalog.<=) (64 OPERATOR(pg_catalog.%) blocks) THEN
-            width := width OPERATOR(pg_catalog.+) 1;
-        END IF;
         t := layout OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) b;
         EXECUTE pg_catalog.format(
             'CREATE TABLE %I.%I (id pg_catalog.int8 NOT NULL, sh @extschema@.simhash64 NOT NULL) '
             'PARTITION BY RANGE (@extschema@.simhash_block(sh, %s, %s))', nsp, t, b, blocks);
         FOR p IN 0 .. partitions OPERATOR(pg_catalog.-) 1 LOOP
-            lo := (p::pg_catalog.int8 OPERATOR(pg_catalog.<<) width) OPERATOR(pg_catalog./) partitions;
-            hi := ((p OPERATOR(pg_catalog.+) 1)::pg_catalog.int8 OPERATOR(pg_catalog.<<) width)
-                  OPERATOR(pg_catalog./) partitions;
+            SELECT r.block_from, r.block_to INTO lo, hi
+            FROM @extschema@.simhash_layout_range(b, blocks, partitions, p) r;
             srv := servers[((b OPERATOR(pg_catalog.-) 1 OPERATOR(pg_catalog.+) p)
                             OPERATOR(pg_catalog.%) nservers) OPERATOR(pg_catalog.+) 1];
             ct := pg_catalog.format('%s_b%s_p%s', layout, b, p);
@@ -1111,6 +1126,23 @@ $$;
 COMMENT ON FUNCTION @extschema@.simhash_layout_blocks(pg_catalog.regclass)
     IS 'the blocks (copies) of a block-sharded layout, named by its view';
 
+/* The partitions of copy `block` of a layout, named by its view. */
+CREATE FUNCTION @extschema@.simhash_layout_partitions(layout pg_catalog.regclass, block pg_catalog.int4)
+RETURNS SETOF pg_catalog.regclass
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+AS $$
+    SELECT i.inhrelid::pg_catalog.regclass
+    FROM pg_catalog.pg_class v
+    JOIN pg_catalog.pg_class c ON c.relnamespace OPERATOR(pg_catalog.=) v.relnamespace
+         AND c.relname OPERATOR(pg_catalog.=) (v.relname OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) $2)
+    JOIN pg_catalog.pg_inherits i ON i.inhparent OPERATOR(pg_catalog.=) c.oid
+    WHERE v.oid OPERATOR(pg_catalog.=) $1
+    ORDER BY i.inhrelid
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_partitions(pg_catalog.regclass, pg_catalog.int4)
+    IS 'the partitions of one copy of a block-sharded layout, named by its view';
+
 /*
  * The schema and name of a layout's view, for the names of its parts, its
  * blocks and the partitions of each copy.
@@ -1121,10 +1153,7 @@ CREATE FUNCTION @extschema@.simhash_layout_parts(layout pg_catalog.regclass,
 LANGUAGE sql STABLE STRICT PARALLEL SAFE
 AS $$
     SELECT n.nspname::pg_catalog.text, c.relname::pg_catalog.text, @extschema@.simhash_layout_blocks(layout),
-           (SELECT pg_catalog.count(*)::pg_catalog.int4 FROM pg_catalog.pg_inherits i
-            JOIN pg_catalog.pg_class p ON p.oid OPERATOR(pg_catalog.=) i.inhparent
-            WHERE p.relnamespace OPERATOR(pg_catalog.=) c.relnamespace
-              AND p.relname OPERATOR(pg_catalog.=) (c.relname OPERATOR(pg_catalog.||) '_b1'))
+           (SELECT pg_catalog.count(*)::pg_catalog.int4 FROM @extschema@.simhash_layout_partitions(layout, 1))
     FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
     WHERE c.oid OPERATOR(pg_catalog.=) layout
 $$;
@@ -1154,7 +1183,7 @@ DECLARE
     sql pg_catalog.text := '';
     v pg_catalog.int8;
     p pg_catalog.int8;
-    width pg_catalog.int4;
+    span pg_catalog.int8;
     part pg_catalog.text;
 BEGIN
     IF max_distance OPERATOR(pg_catalog.<) 0 OR max_distance OPERATOR(pg_catalog.>) 64 THEN
@@ -1173,23 +1202,20 @@ BEGIN
          * PostgreSQL 15 runs a copy pruned to one partition as a plain
          * Foreign Scan, one shard after another, where the partitions
          * named in one UNION ALL are read together (Async Foreign Scan).
-         * simhash_layout_create's ranges: p from floor(p 2^w / P).
+         * Partition p of simhash_layout_range starts at floor(p 2^w / P),
+         * 2^w the block's values (its one range when P = 1).
          */
-        width := 64 OPERATOR(pg_catalog./) l.blocks;
-        IF b OPERATOR(pg_catalog.<=) (64 OPERATOR(pg_catalog.%) l.blocks) THEN
-            width := width OPERATOR(pg_catalog.+) 1;
-        END IF;
+        span := (@extschema@.simhash_layout_range(b, l.blocks, 1, 0)).block_to;
         p := ((v OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.*) l.partitions
-              OPERATOR(pg_catalog.+) (1::pg_catalog.int8 OPERATOR(pg_catalog.<<) width) OPERATOR(pg_catalog.-) 1)
-             OPERATOR(pg_catalog./) (1::pg_catalog.int8 OPERATOR(pg_catalog.<<) width) OPERATOR(pg_catalog.-) 1;
+              OPERATOR(pg_catalog.+) span OPERATOR(pg_catalog.-) 1)
+             OPERATOR(pg_catalog./) span OPERATOR(pg_catalog.-) 1;
         part := pg_catalog.format('%s_b%s_p%s', l.name, b, p);
         IF NOT EXISTS (
-            SELECT FROM pg_catalog.pg_class c
+            SELECT FROM pg_catalog.pg_class c,
+                 @extschema@.simhash_layout_range(b, l.blocks, l.partitions, p::pg_catalog.int4) r
             WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.format('%I.%I', l.nsp, part))
               AND pg_catalog.pg_get_expr(c.relpartbound, c.oid) OPERATOR(pg_catalog.=) pg_catalog.format(
-                  'FOR VALUES FROM (''%s'') TO (''%s'')',
-                  (p OPERATOR(pg_catalog.<<) width) OPERATOR(pg_catalog./) l.partitions,
-                  ((p OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.<<) width) OPERATOR(pg_catalog./) l.partitions)) THEN
+                  'FOR VALUES FROM (''%s'') TO (''%s'')', r.block_from, r.block_to)) THEN
             -- not the partition simhash_layout_create made: let the planner prune
             part := l.name OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) b;
         END IF;
@@ -1265,11 +1291,8 @@ BEGIN
         RETURN;
     END IF;
     -- fewer than n within blocks - 1 bits: every partition of copy 1
-    SELECT pg_catalog.array_agg(i.inhrelid::pg_catalog.regclass::pg_catalog.text)
-    INTO parts
-    FROM pg_catalog.pg_inherits i
-    WHERE i.inhparent OPERATOR(pg_catalog.=)
-          pg_catalog.format('%I.%I', l.nsp, l.name OPERATOR(pg_catalog.||) '_b1')::pg_catalog.regclass;
+    SELECT pg_catalog.array_agg(c::pg_catalog.text) INTO parts
+    FROM @extschema@.simhash_layout_partitions(layout, 1) c;
     EXECUTE pg_catalog.format(
         'WITH u AS MATERIALIZED (%s) SELECT pg_catalog.max(d) FROM (SELECT d FROM u ORDER BY d LIMIT %s) x',
         (SELECT pg_catalog.string_agg(pg_catalog.format(
@@ -1371,12 +1394,10 @@ DECLARE
 BEGIN
     FOR b IN 1 .. l.blocks LOOP
         SELECT pg_catalog.string_agg(pg_catalog.format(
-                   'SELECT pg_catalog.count(*) AS n, pg_catalog.sum(pg_catalog.hashint8(id)) AS h FROM %s',
-                   i.inhrelid::pg_catalog.regclass), ' UNION ALL ')
+                   'SELECT pg_catalog.count(*) AS n, pg_catalog.sum(pg_catalog.hashint8(id)) AS h FROM %s', c),
+                   ' UNION ALL ')
         INTO sql
-        FROM pg_catalog.pg_inherits i
-        WHERE i.inhparent OPERATOR(pg_catalog.=) pg_catalog.format('%I.%I', l.nsp,
-                  l.name OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) b)::pg_catalog.regclass;
+        FROM @extschema@.simhash_layout_partitions(layout, b) c;
         EXECUTE pg_catalog.format(
             'SELECT COALESCE(pg_catalog.sum(n), 0)::pg_catalog.int8, COALESCE(pg_catalog.sum(h), 0)::pg_catalog.int8 '
             'FROM (%s) u', sql)
