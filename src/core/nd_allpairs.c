@@ -608,60 +608,23 @@ sort_masked(uint64_t *codes, uint64_t *tmp, size_t n, uint64_t mask, run_state *
 		memcpy(codes, src, n * sizeof(uint64_t));
 }
 
+static void process_run(table_scan *ts, uint64_t *codes, size_t n);
+
+/*
+ * Splits codes[0..n) into k + 1 sub-tables (see above): vary's bits are cut
+ * into k + 1 sub-blocks of consecutive bits, and sub-table j handles each
+ * sub-run of codes equal on `fixed` and on sub-block j.  The codes of a run
+ * are equal outside vary already (fixed 0); a whole table's codes are
+ * equal on nothing, so there `fixed` is the table's leading blocks.
+ */
 static void
-process_run(table_scan *ts, uint64_t *codes, size_t n)
+split_codes(table_scan *ts, uint64_t *codes, size_t n, uint64_t vary, uint64_t fixed)
 {
-	const nd_pairs_plan *plan = ts->plan;
-	int			k = plan->k;
-	uint64_t	vary = 0;
-	sub_level  *lv;
-	int			nv,
-				b;
+	int			k = ts->plan->k;
+	int			nv = __builtin_popcountll(vary);
+	sub_level  *lv = &ts->level[ts->depth];
+	int			b = 63;
 
-	for (size_t i = 1; i < n; i++)
-		vary |= codes[i] ^ codes[0];
-	add_work(ts->st, n);
-
-	/* prune: no pair of this run can be reported here (see above) */
-	if (ts->depth == 0)
-	{
-		uint32_t	agree = 0;
-
-		for (b = 0; b < plan->nblocks; b++)
-			if ((vary & ts->block_mask[b]) == 0)
-				agree |= (uint32_t) 1 << b;
-		if (lowest_bits(agree, plan->nlead) != ts->tab->lead)
-			return;
-	}
-	else
-	{
-		for (int l = 0; l < ts->depth; l++)
-			for (int j = 0; j < ts->level[l].chosen; j++)
-				if ((vary & ts->level[l].sub[j]) == 0)
-					return;
-	}
-
-	nv = __builtin_popcountll(vary);
-	if (n <= SPLIT_MIN_RUN || nv <= k || ts->depth == MAX_LEVELS)
-	{
-		/*
-		 * Scan.  With nv <= k every pair is within k: the output is as large
-		 * as the scan.
-		 */
-		for (size_t a = 0; a + 1 < n; a++)
-		{
-			size_t		ga = SIZE_MAX;
-
-			for (size_t c = a + 1; c < n; c++)
-				consider(ts, codes[a], codes[c], &ga);
-			add_work(ts->st, n - a - 1);
-		}
-		return;
-	}
-
-	/* cut vary into k + 1 sub-blocks of consecutive varying bits */
-	lv = &ts->level[ts->depth];
-	b = 63;
 	for (int j = 0; j <= k; j++)
 	{
 		int			want = nv / (k + 1) + (j < nv % (k + 1) ? 1 : 0);
@@ -681,7 +644,7 @@ process_run(table_scan *ts, uint64_t *codes, size_t n)
 	ts->depth++;
 	for (int j = 0; j <= k; j++)
 	{
-		uint64_t	m = lv->sub[j];
+		uint64_t	m = lv->sub[j] | fixed;
 		size_t		i = 0;
 
 		lv->chosen = j;
@@ -700,6 +663,104 @@ process_run(table_scan *ts, uint64_t *codes, size_t n)
 	ts->depth--;
 }
 
+static void
+process_run(table_scan *ts, uint64_t *codes, size_t n)
+{
+	const nd_pairs_plan *plan = ts->plan;
+	int			k = plan->k;
+	uint64_t	vary = 0;
+	int			nv,
+				b;
+
+	for (size_t i = 1; i < n; i++)
+		vary |= codes[i] ^ codes[0];
+	add_work(ts->st, n);
+
+	/*
+	 * prune: no pair of this run can be reported here (see above); the
+	 * table-level test holds at every depth, as every sub-run agrees on the
+	 * table's leading blocks
+	 */
+	{
+		uint32_t	agree = 0;
+
+		for (b = 0; b < plan->nblocks; b++)
+			if ((vary & ts->block_mask[b]) == 0)
+				agree |= (uint32_t) 1 << b;
+		if (lowest_bits(agree, plan->nlead) != ts->tab->lead)
+			return;
+	}
+	for (int l = 0; l < ts->depth; l++)
+		for (int j = 0; j < ts->level[l].chosen; j++)
+			if ((vary & ts->level[l].sub[j]) == 0)
+				return;
+
+	nv = __builtin_popcountll(vary);
+	if (n <= SPLIT_MIN_RUN || nv <= k || ts->depth == MAX_LEVELS)
+	{
+		/*
+		 * Scan.  With nv <= k every pair is within k: the output is as large
+		 * as the scan.
+		 */
+		for (size_t a = 0; a + 1 < n; a++)
+		{
+			size_t		ga = SIZE_MAX;
+
+			for (size_t c = a + 1; c < n; c++)
+				consider(ts, codes[a], codes[c], &ga);
+			add_work(ts->st, n - a - 1);
+		}
+		return;
+	}
+
+	split_codes(ts, codes, n, vary, 0);
+}
+
+/*
+ * Whether table t is better split whole (split_codes with the leading
+ * blocks fixed) than scanned run by run: when its runs are long on
+ * average.  That is the case of a plan narrower than the data calls for,
+ * such as the one table of a block-sharded copy (simhash_shard_clusters:
+ * 16-bit keys over a range of a sixteenth of their values), where runs of
+ * a hundred or more distinct codes would each be scanned pairwise.  A
+ * split sorts the table k + 1 more times, each by its key and a sub-block
+ * of the other bits: a few radix passes per code and sub-table instead of
+ * the run's comparisons.  *vary (permuted): the bits outside the key on
+ * which the table's codes are not all equal; more than k are needed.
+ */
+#define WHOLE_SPLIT_MIN_COMPARISONS 32.0
+
+static int
+whole_split_pays(table_scan *ts, const uint64_t *sorted, size_t n, uint64_t *vary)
+{
+	const nd_pairs_table *tab = ts->tab;
+	uint64_t	rest = tab->keybits >= 64 ? 0 : ~(uint64_t) 0 >> tab->keybits;
+	double		comparisons = 0;
+	uint64_t	v = 0;
+	size_t		i = 0;
+
+	if (rest == 0 || n < 2)
+		return 0;
+	while (i < n)
+	{
+		uint64_t	key = nd_pairs_key(tab, sorted[i]);
+		size_t		end = i + 1;
+
+		while (end < n && nd_pairs_key(tab, sorted[end]) == key)
+			end++;
+		/* longer runs are split anyway */
+		if (end - i <= SPLIT_MIN_RUN)
+			comparisons += 0.5 * (double) (end - i) * (double) (end - i - 1);
+		i = end;
+	}
+	for (i = 1; i < n; i++)
+		v |= (sorted[i] ^ sorted[0]) & rest;
+	add_work(ts->st, 2 * n);
+	*vary = v;
+	return comparisons > WHOLE_SPLIT_MIN_COMPARISONS * (double) n &&
+		__builtin_popcountll(v) > ts->plan->k;
+}
+
 static uint64_t
 allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 			 int t_begin, int t_end, void *scratch, const nd_pairs_sink *sink,
@@ -714,6 +775,7 @@ allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 	group_index gi;
 	uint32_t	lead;
 	table_scan	ts;
+	uint64_t	vary;
 
 	if (n == 0)
 		return 0;
@@ -782,6 +844,21 @@ allpairs_run(const nd_pairs_plan *plan, nd_pair_item *items, size_t n,
 		ts.tab = &tab;
 		/* the other buffer is free while the runs are scanned */
 		ts.tmp = sorted == perm ? ptmp : perm;
+
+		if (whole_split_pays(&ts, sorted, ngroups, &vary))
+		{
+			uint64_t	lead_bits = 0;
+
+			/* back to codes, in place, and the table split as one run */
+			for (size_t g = 0; g < ngroups; g++)
+				sorted[g] = nd_pairs_unpermute(&tab, sorted[g]);
+			add_work(&st, ngroups);
+			for (int b = 0; b < plan->nblocks; b++)
+				if ((lead >> b) & 1)
+					lead_bits |= ts.block_mask[b];
+			split_codes(&ts, sorted, ngroups, nd_pairs_unpermute(&tab, vary), lead_bits);
+			continue;
+		}
 
 		for (i = 0; i < ngroups;)
 		{

@@ -22,7 +22,10 @@
  *
  * Runs of more than a few hundred distinct codes (low-entropy input) are
  * split into sub-tables on the bits that vary inside the run, recursively,
- * with the same first-one rule; see nd_allpairs.c.
+ * with the same first-one rule; see nd_allpairs.c.  A table whose runs are
+ * shorter but still long on average (a plan narrower than the data calls
+ * for, such as one block-sharded copy's table) is split whole, the same
+ * way, its key kept in every sub-table.
  *
  * Identical codes are grouped first and the tables hold each distinct code
  * once: a group of n copies costs one entry per table and its n(n-1)/2

@@ -3,8 +3,11 @@
  * optionally a share of planted near-duplicates), k and blocks as given;
  * prints seconds and pairs.  A fifth argument picks adversarial codes
  * instead: "int" (code = i, small integers cast to simhash64), "bitsV"
- * (random codes varying in only V scattered bit positions) or "blockV" (V
- * random low bits: codes concentrated in the last block(s)).  simhash-py publishes its find_all for 1M
+ * (random codes varying in only V scattered bit positions), "blockV" (V
+ * random low bits: codes concentrated in the last block(s)) or "shardP"
+ * (one partition of P of a block-sharded layout's first copy,
+ * doc/scale-out.md: the top log2(P) bits zero, and only the first block's
+ * table run, in spanning-edge mode, as simhash_shard_clusters does).  simhash-py publishes its find_all for 1M
  * random hashes, 5 blocks, k = 3 (1.6 s on one core): the same setting
  * here is `pairs_core 1000000 3 5`.
  *
@@ -48,6 +51,7 @@ main(int argc, char **argv)
 	double		planted = argc > 4 ? atof(argv[4]) : 0.0;
 	const char *mode = argc > 5 ? argv[5] : "random";
 	uint64_t	vary = 0;
+	int			shard_bits = 0;
 	nd_pair_item *items = malloc(n * sizeof(nd_pair_item));
 	void	   *scratch = malloc(nd_allpairs_scratch_size(n));
 	nd_pairs_plan plan;
@@ -63,6 +67,9 @@ main(int argc, char **argv)
 	}
 	else if (strncmp(mode, "block", 5) == 0)
 		vary = ((uint64_t) 1 << atoi(mode + 5)) - 1;
+	else if (strncmp(mode, "shard", 5) == 0)
+		while ((1 << shard_bits) < atoi(mode + 5))
+			shard_bits++;
 	for (size_t i = 0; i < n; i++)
 	{
 		items[i].id = (int64_t) i;
@@ -80,12 +87,17 @@ main(int argc, char **argv)
 		}
 		else
 			items[i].code = rnd();
+		if (shard_bits > 0)
+			items[i].code &= ~(uint64_t) 0 >> shard_bits;
 	}
 	if (m <= 0)
 		m = nd_pairs_auto_blocks(k, (double) n);
 	nd_pairs_plan_init(&plan, k, m);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	nd_allpairs_run(&plan, items, n, 0, plan.ntables, scratch, &sink);
+	if (strncmp(mode, "shard", 5) == 0)
+		nd_allpairs_edges_run(&plan, items, n, 0, 1, scratch, &sink);
+	else
+		nd_allpairs_run(&plan, items, n, 0, plan.ntables, scratch, &sink);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("n=%zu k=%d blocks=%d tables=%d planted=%.2f codes=%s: %.3f s, %llu pairs\n",
 		   n, k, m, plan.ntables, planted, mode,

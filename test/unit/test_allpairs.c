@@ -638,6 +638,68 @@ main(void)
 		free(it);
 	}
 
+	/*
+	 * A table split whole (whole_split_pays): the top 22 bits of each code
+	 * take one of 48 values, as in one partition of a block-sharded copy
+	 * (simhash_shard_clusters), so table 0's runs (key: the first block, 16
+	 * bits at m = 4, 22 at m = 3) hold about 170 distinct codes each: too
+	 * short to be split one by one, long enough that scanning them costs
+	 * more than sorting the table k + 1 more times.  Near copies planted,
+	 * some in other partitions.
+	 */
+	{
+		size_t		na = 8000;
+		nd_pair_item *it = malloc(na * sizeof(nd_pair_item));
+
+		for (size_t i = 0; i < na; i++)
+		{
+			if (i > 0 && rnd() % 5 == 0)
+				it[i].code = flip_random(it[rnd() % i].code, (int) (rnd() % 5));
+			else
+				it[i].code = (rnd() >> 22) | (rnd() % 48) << 42;
+			it[i].id = (int64_t) i;
+		}
+		check("top 22 bits in 48 values", it, na, 3, 4);
+		check("top 22 bits in 48 values", it, na, 2, 3);
+		free(it);
+	}
+
+	/*
+	 * ... and that it is the split that runs: table 0 alone over 200,000
+	 * such codes (1,024 values of the first block), the work counted in
+	 * ticks against what scanning its runs would cost.
+	 */
+	{
+		size_t		na = 200000;
+		nd_pair_item *it = malloc(na * sizeof(nd_pair_item));
+		uint32_t   *per_value = calloc(1024, sizeof(uint32_t));
+		void	   *scratch = malloc(nd_allpairs_scratch_size(na));
+		pairlist	r = {0};
+		nd_pairs_sink sink = {sink_emit, sink_tick, NULL, &r};
+		nd_pairs_plan plan;
+		double		scan = 0;
+
+		for (size_t i = 0; i < na; i++)
+		{
+			it[i].code = (rnd() >> 16) | (rnd() % 1024) << 48;
+			it[i].id = (int64_t) i;
+			per_value[it[i].code >> 48]++;
+		}
+		for (int v = 0; v < 1024; v++)
+			scan += 0.5 * per_value[v] * (per_value[v] - 1.0);
+		nd_pairs_plan_init(&plan, 3, 4);
+		ticks = 0;
+		bad_order = 0;
+		nd_allpairs_edges_run(&plan, it, na, 0, 1, scratch, &sink);
+		ok(bad_order == 0 && ticks < scan / (1 << 20) / 2,
+		   "table 0 of 200,000 codes over 1,024 first-block values: %d ticks (scanning the runs: %.0f)",
+		   ticks, scan / (1 << 20));
+		free(r.p);
+		free(scratch);
+		free(per_value);
+		free(it);
+	}
+
 	/* ticks come during long runs */
 	{
 		nd_pair_item *it = malloc(3000 * sizeof(nd_pair_item));
