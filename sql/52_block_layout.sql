@@ -143,3 +143,69 @@ SELECT simhash_layout_blocks('bl_docs');
 SELECT * FROM simhash_layout_within('bl_docs', '0000000000000000', 3);
 \set VERBOSITY default
 SELECT count(*) AS bl3_objects FROM pg_class WHERE relname LIKE 'bl3%' OR relname LIKE 'xxxxx%';
+
+-- NULL arguments of the coordinator's functions: the dedup family's rule
+-- (doc/dedup.md, "NULL arguments"), 22004 naming the first NULL argument,
+-- and a NULL inside servers or ids; checked before any catalog lookup, so
+-- bl_docs (no layout) gives 22004 here and no shard is needed.
+CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    r text;
+BEGIN
+    EXECUTE q INTO r;
+    RETURN 'ok: ' || coalesce(r, 'NULL');
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END
+$$;
+
+SELECT q AS call, pg_temp.try(q) AS outcome FROM (VALUES
+    ($$SELECT count(*) FROM simhash_layout_create(NULL, ARRAY['no_such_server'], 4, 4)$$),
+    ($$SELECT count(*) FROM simhash_layout_create('bl4', NULL, 4, 4)$$),
+    ($$SELECT count(*) FROM simhash_layout_create('bl4', ARRAY['no_such_server'], NULL, 4)$$),
+    ($$SELECT count(*) FROM simhash_layout_create('bl4', ARRAY['no_such_server'], 4, NULL)$$),
+    ($$SELECT count(*) FROM simhash_layout_create('bl4', ARRAY['no_such_server', NULL], 4, 4)$$),
+    ($$SELECT count(*) FROM simhash_layout_create('bl4', '{}', 4, 4)$$),
+    ($$SELECT simhash_layout_within_sql(NULL, '0000000000000000', 3)$$),
+    ($$SELECT simhash_layout_within_sql('bl_docs', NULL, 3)$$),
+    ($$SELECT simhash_layout_within_sql('bl_docs', '0000000000000000', NULL)$$),
+    ($$SELECT count(*) FROM simhash_layout_within(NULL, '0000000000000000', 3)$$),
+    ($$SELECT count(*) FROM simhash_layout_within('bl_docs', NULL, 3)$$),
+    ($$SELECT count(*) FROM simhash_layout_within('bl_docs', '0000000000000000', NULL)$$),
+    ($$SELECT count(*) FROM simhash_layout_nearest(NULL, '0000000000000000', 3)$$),
+    ($$SELECT count(*) FROM simhash_layout_nearest('bl_docs', NULL, 3)$$),
+    ($$SELECT count(*) FROM simhash_layout_nearest('bl_docs', '0000000000000000', NULL)$$),
+    ($$SELECT simhash_layout_insert(NULL, 'SELECT id, sh FROM bl_docs')$$),
+    ($$SELECT simhash_layout_insert('bl_docs', NULL)$$),
+    ($$SELECT simhash_layout_delete(NULL, ARRAY[1]::bigint[])$$),
+    ($$SELECT simhash_layout_delete('bl_docs', NULL)$$),
+    ($$SELECT simhash_layout_delete('bl_docs', ARRAY[1, NULL]::bigint[])$$),
+    ($$SELECT count(*) FROM simhash_layout_check(NULL)$$),
+    ($$SELECT count(*) FROM simhash_layout_clusters(NULL)$$),
+    ($$SELECT simhash_layout_move(NULL, 1, 0, 'no_such_server')$$),
+    ($$SELECT simhash_layout_move('bl_docs', NULL, 0, 'no_such_server')$$),
+    ($$SELECT simhash_layout_move('bl_docs', 1, NULL, 'no_such_server')$$),
+    ($$SELECT simhash_layout_move('bl_docs', 1, 0, NULL)$$),
+    -- past the NULL checks: the layout lookup
+    ($$SELECT simhash_layout_delete('bl_docs', ARRAY[1]::bigint[])$$)
+) v(q);
+
+-- The support functions stay STRICT: NULL in, NULL (or no rows) out.
+SELECT simhash_layout_blocks(NULL) AS blocks, simhash_layout_name(NULL, '_b1') AS name,
+       (SELECT count(*) FROM simhash_layout_partitions(NULL, 1)) AS partitions,
+       (simhash_layout_parts(NULL)).name AS parts_name;
+
+-- A layout whose partitions are local tables (as simhash_layout_create
+-- makes them, without the shards): an empty ids array deletes nothing, a
+-- NULL id in it is refused before anything is deleted.
+CREATE TABLE bll_b1 (id bigint NOT NULL, sh simhash64 NOT NULL) PARTITION BY RANGE (simhash_block(sh, 1, 2));
+CREATE TABLE bll_b1_p0 PARTITION OF bll_b1 FOR VALUES FROM (0) TO (4294967296);
+CREATE TABLE bll_b2 (id bigint NOT NULL, sh simhash64 NOT NULL) PARTITION BY RANGE (simhash_block(sh, 2, 2));
+CREATE TABLE bll_b2_p0 PARTITION OF bll_b2 FOR VALUES FROM (0) TO (4294967296);
+CREATE VIEW bll AS SELECT id, sh FROM bll_b1;
+SELECT simhash_layout_insert('bll', 'SELECT id, sh FROM bl_codes WHERE id <= 10') AS inserted;
+SELECT simhash_layout_delete('bll', '{}') AS deleted_none;
+SELECT pg_temp.try($$SELECT simhash_layout_delete('bll', ARRAY[1, NULL, 2]::bigint[])$$) AS null_id;
+SELECT simhash_layout_delete('bll', ARRAY[1, 2]::bigint[]) AS deleted;
+SELECT block, row_count, consistent FROM simhash_layout_check('bll') ORDER BY block;
+SELECT count(*) AS within_0 FROM simhash_layout_within('bll', (SELECT sh FROM bl_codes WHERE id = 3), 0);

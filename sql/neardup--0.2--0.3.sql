@@ -855,7 +855,11 @@ $$;
  * radius + 1 copies, and the pairs of a nightly run meet in the partition
  * of their first agreeing block, where each shard finds them on its own.
  * Functions named simhash_layout_* run on the coordinator, simhash_shard_*
- * on a shard.
+ * on a shard.  The functions a user calls follow the dedup family's NULL
+ * rule (22004 naming the first NULL argument, checked before any catalog
+ * lookup; a NULL inside servers or ids too); the support functions
+ * (simhash_layout_name, _check_args, _range, _blocks, _partitions, _parts)
+ * are STRICT: NULL in, NULL or no rows out.
  */
 CREATE FUNCTION @extschema@.simhash_block(fingerprint @extschema@.simhash64,
                                           block pg_catalog.int4, blocks pg_catalog.int4)
@@ -1024,7 +1028,7 @@ CREATE FUNCTION @extschema@.simhash_layout_create(layout pg_catalog.text, server
                                                   partitions pg_catalog.int4 DEFAULT 16)
 RETURNS TABLE(copy pg_catalog.regclass, block pg_catalog.int4, partition pg_catalog.int4,
               server pg_catalog.text, block_from pg_catalog.int8, block_to pg_catalog.int8)
-LANGUAGE plpgsql VOLATILE STRICT
+LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
     nsp pg_catalog.text := pg_catalog.current_schema()::pg_catalog.text;
@@ -1035,12 +1039,21 @@ DECLARE
     hi pg_catalog.int8;
     srv pg_catalog.text;
 BEGIN
+    IF layout IS NULL OR servers IS NULL OR blocks IS NULL OR partitions IS NULL THEN
+        RAISE EXCEPTION '% must not be null',
+            CASE WHEN layout IS NULL THEN 'layout' WHEN servers IS NULL THEN 'servers'
+                 WHEN blocks IS NULL THEN 'blocks' ELSE 'partitions' END
+            USING ERRCODE = '22004';
+    END IF;
+    IF pg_catalog.array_position(servers, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'servers must not contain nulls' USING ERRCODE = '22004';
+    END IF;
     PERFORM @extschema@.simhash_layout_check_args(blocks, partitions);
     IF nsp IS NULL THEN
         RAISE EXCEPTION 'no schema has been selected to create in' USING ERRCODE = '3F000';
     END IF;
-    IF nservers OPERATOR(pg_catalog.=) 0 OR pg_catalog.array_position(servers, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'servers must name at least one foreign server, and no NULL'
+    IF nservers OPERATOR(pg_catalog.=) 0 THEN
+        RAISE EXCEPTION 'servers must name at least one foreign server'
             USING ERRCODE = '22023';
     END IF;
     PERFORM @extschema@.simhash_layout_name(layout,
@@ -1173,10 +1186,10 @@ CREATE FUNCTION @extschema@.simhash_layout_within_sql(layout pg_catalog.regclass
                                                       fingerprint @extschema@.simhash64,
                                                       max_distance pg_catalog.int4)
 RETURNS pg_catalog.text
-LANGUAGE plpgsql STABLE STRICT
+LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
-    l record := @extschema@.simhash_layout_parts(layout);
+    l record;
     q pg_catalog.text := pg_catalog.quote_literal(fingerprint::pg_catalog.text)
                          OPERATOR(pg_catalog.||) '::@extschema@.simhash64';
     arm pg_catalog.text;
@@ -1186,6 +1199,12 @@ DECLARE
     span pg_catalog.int8;
     part pg_catalog.text;
 BEGIN
+    IF layout IS NULL OR fingerprint IS NULL OR max_distance IS NULL THEN
+        RAISE EXCEPTION '% must not be null',
+            CASE WHEN layout IS NULL THEN 'layout' WHEN fingerprint IS NULL THEN 'fingerprint' ELSE 'max_distance' END
+            USING ERRCODE = '22004';
+    END IF;
+    l := @extschema@.simhash_layout_parts(layout);
     IF max_distance OPERATOR(pg_catalog.<) 0 OR max_distance OPERATOR(pg_catalog.>) 64 THEN
         RAISE EXCEPTION 'max_distance must be between 0 and 64' USING ERRCODE = '22023';
     END IF;
@@ -1243,9 +1262,14 @@ CREATE FUNCTION @extschema@.simhash_layout_within(layout pg_catalog.regclass,
                                                   fingerprint @extschema@.simhash64,
                                                   max_distance pg_catalog.int4)
 RETURNS TABLE(id pg_catalog.int8, sh @extschema@.simhash64, distance pg_catalog.int4)
-LANGUAGE plpgsql STABLE STRICT
+LANGUAGE plpgsql STABLE
 AS $$
 BEGIN
+    IF layout IS NULL OR fingerprint IS NULL OR max_distance IS NULL THEN
+        RAISE EXCEPTION '% must not be null',
+            CASE WHEN layout IS NULL THEN 'layout' WHEN fingerprint IS NULL THEN 'fingerprint' ELSE 'max_distance' END
+            USING ERRCODE = '22004';
+    END IF;
     RETURN QUERY EXECUTE @extschema@.simhash_layout_within_sql(layout, fingerprint, max_distance);
 END
 $$;
@@ -1269,16 +1293,22 @@ CREATE FUNCTION @extschema@.simhash_layout_nearest(layout pg_catalog.regclass,
                                                    fingerprint @extschema@.simhash64,
                                                    n pg_catalog.int4)
 RETURNS TABLE(id pg_catalog.int8, sh @extschema@.simhash64, distance pg_catalog.int4)
-LANGUAGE plpgsql STABLE STRICT
+LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
-    l record := @extschema@.simhash_layout_parts(layout);
+    l record;
     q pg_catalog.text := pg_catalog.quote_literal(fingerprint::pg_catalog.text)
                          OPERATOR(pg_catalog.||) '::@extschema@.simhash64';
     found pg_catalog.int8;
     parts pg_catalog.text[];
     radius pg_catalog.int4;
 BEGIN
+    IF layout IS NULL OR fingerprint IS NULL OR n IS NULL THEN
+        RAISE EXCEPTION '% must not be null',
+            CASE WHEN layout IS NULL THEN 'layout' WHEN fingerprint IS NULL THEN 'fingerprint' ELSE 'n' END
+            USING ERRCODE = '22004';
+    END IF;
+    l := @extschema@.simhash_layout_parts(layout);
     IF n OPERATOR(pg_catalog.<) 0 THEN
         RAISE EXCEPTION 'n must not be negative' USING ERRCODE = '22023';
     END IF;
@@ -1328,13 +1358,19 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_nearest(pg_catalog.regclass, @ext
  */
 CREATE FUNCTION @extschema@.simhash_layout_insert(layout pg_catalog.regclass, query pg_catalog.text)
 RETURNS pg_catalog.int8
-LANGUAGE plpgsql VOLATILE STRICT
+LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
-    l record := @extschema@.simhash_layout_parts(layout);
+    l record;
     ctes pg_catalog.text := '';
     n pg_catalog.int8;
 BEGIN
+    IF layout IS NULL OR query IS NULL THEN
+        RAISE EXCEPTION '% must not be null',
+            CASE WHEN layout IS NULL THEN 'layout' ELSE 'query' END
+            USING ERRCODE = '22004';
+    END IF;
+    l := @extschema@.simhash_layout_parts(layout);
     FOR b IN 1 .. l.blocks LOOP
         ctes := ctes OPERATOR(pg_catalog.||) pg_catalog.format(
             ', c%1$s AS (INSERT INTO %2$I.%3$I (id, sh) SELECT id, sh FROM src)',
@@ -1352,13 +1388,25 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_insert(pg_catalog.regclass, pg_ca
 
 CREATE FUNCTION @extschema@.simhash_layout_delete(layout pg_catalog.regclass, ids pg_catalog.int8[])
 RETURNS pg_catalog.int8
-LANGUAGE plpgsql VOLATILE STRICT
+LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
-    l record := @extschema@.simhash_layout_parts(layout);
+    l record;
     ctes pg_catalog.text := '';
     n pg_catalog.int8;
 BEGIN
+    IF layout IS NULL OR ids IS NULL THEN
+        RAISE EXCEPTION '% must not be null',
+            CASE WHEN layout IS NULL THEN 'layout' ELSE 'ids' END
+            USING ERRCODE = '22004';
+    END IF;
+    -- as a NULL id in the dedup family: a NULL can name no row, and is
+    -- more likely a caller's bug (an outer join, a failed lookup) than a
+    -- request to delete nothing.  An empty array deletes nothing.
+    IF pg_catalog.array_position(ids, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'ids must not contain nulls' USING ERRCODE = '22004';
+    END IF;
+    l := @extschema@.simhash_layout_parts(layout);
     FOR b IN 1 .. l.blocks LOOP
         ctes := ctes OPERATOR(pg_catalog.||) pg_catalog.format(
             '%1$s c%2$s AS (DELETE FROM %3$I.%4$I WHERE id OPERATOR(pg_catalog.=) ANY ($1) RETURNING 1)',
@@ -1384,7 +1432,7 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_delete(pg_catalog.regclass, pg_ca
 CREATE FUNCTION @extschema@.simhash_layout_check(layout pg_catalog.regclass)
 RETURNS TABLE(block pg_catalog.int4, row_count pg_catalog.int8, id_checksum pg_catalog.int8,
               consistent pg_catalog.bool)
-LANGUAGE plpgsql STABLE STRICT
+LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
     l record := @extschema@.simhash_layout_parts(layout);
@@ -1392,6 +1440,9 @@ DECLARE
     first_sum pg_catalog.int8;
     sql pg_catalog.text;
 BEGIN
+    IF layout IS NULL THEN
+        RAISE EXCEPTION 'layout must not be null' USING ERRCODE = '22004';
+    END IF;
     FOR b IN 1 .. l.blocks LOOP
         SELECT pg_catalog.string_agg(pg_catalog.format(
                    'SELECT pg_catalog.count(*) AS n, pg_catalog.sum(pg_catalog.hashint8(id)) AS h FROM %s', c),
@@ -1426,11 +1477,14 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_check(pg_catalog.regclass)
  */
 CREATE FUNCTION @extschema@.simhash_layout_clusters(layout pg_catalog.regclass)
 RETURNS TABLE(id pg_catalog.int8, cluster_id pg_catalog.int8)
-LANGUAGE plpgsql VOLATILE STRICT
+LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
     l record := @extschema@.simhash_layout_parts(layout);
 BEGIN
+    IF layout IS NULL THEN
+        RAISE EXCEPTION 'layout must not be null' USING ERRCODE = '22004';
+    END IF;
     RETURN QUERY SELECT c.id, c.cluster_id FROM @extschema@.dedup_clusters(pg_catalog.format(
         'SELECT id, cluster_id FROM %I.%I WHERE id OPERATOR(pg_catalog.<>) cluster_id',
         l.nsp, l.name OPERATOR(pg_catalog.||) '_clusters')) c;
@@ -1450,10 +1504,10 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_clusters(pg_catalog.regclass)
 CREATE FUNCTION @extschema@.simhash_layout_move(layout pg_catalog.regclass, block pg_catalog.int4,
                                                 partition pg_catalog.int4, server pg_catalog.text)
 RETURNS pg_catalog.int8
-LANGUAGE plpgsql VOLATILE STRICT
+LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
-    l record := @extschema@.simhash_layout_parts(layout);
+    l record;
     copy pg_catalog.text;
     part pg_catalog.text;
     bound pg_catalog.text;
@@ -1461,6 +1515,13 @@ DECLARE
     nonempty pg_catalog.bool;
     n pg_catalog.int8;
 BEGIN
+    IF layout IS NULL OR block IS NULL OR partition IS NULL OR server IS NULL THEN
+        RAISE EXCEPTION '% must not be null',
+            CASE WHEN layout IS NULL THEN 'layout' WHEN block IS NULL THEN 'block'
+                 WHEN partition IS NULL THEN 'partition' ELSE 'server' END
+            USING ERRCODE = '22004';
+    END IF;
+    l := @extschema@.simhash_layout_parts(layout);
     IF block OPERATOR(pg_catalog.<) 1 OR block OPERATOR(pg_catalog.>) l.blocks THEN
         RAISE EXCEPTION 'block must be between 1 and %', l.blocks USING ERRCODE = '22023';
     END IF;
