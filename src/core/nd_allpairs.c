@@ -610,6 +610,85 @@ sort_masked(uint64_t *codes, uint64_t *tmp, size_t n, uint64_t mask, run_state *
 
 static void process_run(table_scan *ts, uint64_t *codes, size_t n);
 
+/* Processes every run of codes[0..n) equal under mask m. */
+static void
+process_runs(table_scan *ts, uint64_t *codes, size_t n, uint64_t m)
+{
+	size_t		i = 0;
+
+	while (i < n)
+	{
+		size_t		end = i + 1;
+
+		while (end < n && ((codes[end] ^ codes[i]) & m) == 0)
+			end++;
+		if (end - i >= 2)
+			process_run(ts, codes + i, end - i);
+		i = end;
+	}
+}
+
+/*
+ * A whole table's sub-table j in one pass: the table's codes come sorted by
+ * its key, so a stable counting sort by sub-block j alone, from `from` into
+ * `to`, leaves every run of codes equal on key and sub-block contiguous
+ * (ordered by sub-block, then key), and `from` still sorted for the next
+ * sub-table -- instead of a radix sort by key and sub-block, three or four
+ * passes.  Only for a sub-block of consecutive bits, at most
+ * SUB_BLOCK_MAX_BITS wide: SUB_NOT_SORTED if that does not apply;
+ * SUB_SORTED_LONG_RUN if some run of `to` is long enough to be split
+ * (process_run will need a buffer: the caller gives it `from`).
+ */
+#define SUB_BLOCK_MAX_BITS 14
+#define SUB_NOT_SORTED		0
+#define SUB_SORTED			1
+#define SUB_SORTED_LONG_RUN	2
+
+static int
+sort_by_sub_block(const uint64_t *from, uint64_t *to, size_t n, uint64_t sub,
+				  uint64_t m, run_state *st)
+{
+	uint32_t	count[1 << SUB_BLOCK_MAX_BITS];
+	int			shift,
+				width;
+	uint64_t	wmask;
+	uint32_t	sum = 0;
+	size_t		i = 0;
+	int			long_run = 0;
+
+	if (sub == 0)
+		return SUB_NOT_SORTED;
+	shift = __builtin_ctzll(sub);
+	width = __builtin_popcountll(sub);
+	if (width > SUB_BLOCK_MAX_BITS || (sub >> shift) != ((uint64_t) 1 << width) - 1)
+		return SUB_NOT_SORTED;
+	wmask = ((uint64_t) 1 << width) - 1;
+	memset(count, 0, sizeof(uint32_t) << width);
+	for (i = 0; i < n; i++)
+		count[(from[i] >> shift) & wmask]++;
+	for (size_t v = 0; v <= wmask; v++)
+	{
+		uint32_t	c = count[v];
+
+		count[v] = sum;
+		sum += c;
+	}
+	for (i = 0; i < n; i++)
+		to[count[(from[i] >> shift) & wmask]++] = from[i];
+	add_work(st, 2 * n);
+
+	for (i = 0; i < n && !long_run;)
+	{
+		size_t		end = i + 1;
+
+		while (end < n && ((to[end] ^ to[i]) & m) == 0)
+			end++;
+		long_run = end - i > SPLIT_MIN_RUN;
+		i = end;
+	}
+	return long_run ? SUB_SORTED_LONG_RUN : SUB_SORTED;
+}
+
 /*
  * Splits codes[0..n) into k + 1 sub-tables (see above): vary's bits are cut
  * into k + 1 sub-blocks of consecutive bits, and sub-table j handles each
@@ -624,6 +703,13 @@ split_codes(table_scan *ts, uint64_t *codes, size_t n, uint64_t vary, uint64_t f
 	int			nv = __builtin_popcountll(vary);
 	sub_level  *lv = &ts->level[ts->depth];
 	int			b = 63;
+	uint64_t   *tmp = ts->tmp;
+	uint64_t   *cur = codes,
+			   *other = tmp;
+
+	/* a whole table comes sorted by its key (see sort_by_sub_block) */
+	int			lead_sorted = fixed != 0;
+	int			sorted;
 
 	for (int j = 0; j <= k; j++)
 	{
@@ -645,21 +731,34 @@ split_codes(table_scan *ts, uint64_t *codes, size_t n, uint64_t vary, uint64_t f
 	for (int j = 0; j <= k; j++)
 	{
 		uint64_t	m = lv->sub[j] | fixed;
-		size_t		i = 0;
 
 		lv->chosen = j;
-		sort_masked(codes, ts->tmp, n, m, ts->st);
-		while (i < n)
+		sorted = lead_sorted ? sort_by_sub_block(cur, other, n, lv->sub[j], m, ts->st)
+			: SUB_NOT_SORTED;
+		if (sorted == SUB_SORTED)
 		{
-			size_t		end = i + 1;
-
-			while (end < n && ((codes[end] ^ codes[i]) & m) == 0)
-				end++;
-			if (end - i >= 2)
-				process_run(ts, codes + i, end - i);
-			i = end;
+			/* runs in `other`, none long enough to split: cur stays sorted */
+			process_runs(ts, other, n, m);
+			continue;
 		}
+		if (sorted == SUB_SORTED_LONG_RUN)
+		{
+			/* `other` is grouped already; cur becomes the sub-sorts' buffer */
+			uint64_t   *t = cur;
+
+			cur = other;
+			other = t;
+			lead_sorted = 0;
+		}
+		else
+		{
+			sort_masked(cur, other, n, m, ts->st);
+			lead_sorted = 0;
+		}
+		ts->tmp = other;
+		process_runs(ts, cur, n, m);
 	}
+	ts->tmp = tmp;
 	ts->depth--;
 }
 

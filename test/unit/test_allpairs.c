@@ -645,18 +645,25 @@ main(void)
 	 * bits at m = 4, 22 at m = 3) hold about 170 distinct codes each: too
 	 * short to be split one by one, long enough that scanning them costs
 	 * more than sorting the table k + 1 more times.  Near copies planted,
-	 * some in other partitions.
+	 * some in other partitions.  The last 1,000 codes share their top 28
+	 * bits: at m = 4 one sub-run of the first sub-table (bits 36-47), long
+	 * enough to be split again.
 	 */
 	{
-		size_t		na = 8000;
+		size_t		na = 9000;
 		nd_pair_item *it = malloc(na * sizeof(nd_pair_item));
+		uint64_t	top[48];
 
+		for (int v = 0; v < 48; v++)
+			top[v] = rnd() >> 42;
 		for (size_t i = 0; i < na; i++)
 		{
-			if (i > 0 && rnd() % 5 == 0)
+			if (i >= 8000)
+				it[i].code = (rnd() >> 28) | (uint64_t) 0x2A << 36 | top[47] << 42;
+			else if (i > 0 && rnd() % 5 == 0)
 				it[i].code = flip_random(it[rnd() % i].code, (int) (rnd() % 5));
 			else
-				it[i].code = (rnd() >> 22) | (rnd() % 48) << 42;
+				it[i].code = (rnd() >> 22) | top[rnd() % 48] << 42;
 			it[i].id = (int64_t) i;
 		}
 		check("top 22 bits in 48 values", it, na, 3, 4);
