@@ -96,13 +96,22 @@ SELECT * FROM simhash_shard_clusters('SELECT id, sh FROM bl_docs', 1, 17);
 \set VERBOSITY default
 
 -- simhash_shard_create: every (copy, partition) table with its hamming
--- index, and a cluster view that reports the part number.
+-- index, and a cluster view that reports the part number and each
+-- cluster's ids, in order (the first is its cluster_id).
 SELECT simhash_shard_create('bl', 2, 3);
 SELECT c.relname, c.relkind, (SELECT string_agg(am.amname, ',') FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
                                 JOIN pg_am am ON am.oid = ic.relam WHERE i.indrelid = c.oid) AS indexes
 FROM pg_class c WHERE c.relname ~ '^bl_b[0-9]_p[0-9]' ORDER BY c.relname;
 INSERT INTO bl_b1_p0 SELECT id, sh FROM bl_docs WHERE id > 2000;
-SELECT part, count(*), count(DISTINCT cluster_id) FROM bl_b1_p0_clusters GROUP BY part;
+SELECT part, sum(cardinality(ids)) AS ids, count(*) AS clusters FROM bl_b1_p0_clusters GROUP BY part;
+-- the same clusters as simhash_shard_clusters' rows
+SELECT count(*) AS differing FROM (
+    (SELECT id, cluster_id FROM simhash_shard_clusters('SELECT id, sh FROM bl_b1_p0', 1, 2)
+     EXCEPT ALL SELECT m.id, v.ids[1] FROM bl_b1_p0_clusters v, unnest(v.ids) m(id))
+    UNION ALL
+    (SELECT m.id, v.ids[1] FROM bl_b1_p0_clusters v, unnest(v.ids) m(id)
+     EXCEPT ALL SELECT id, cluster_id FROM simhash_shard_clusters('SELECT id, sh FROM bl_b1_p0', 1, 2))) d;
+SELECT bool_and(ids = (SELECT array_agg(x ORDER BY x) FROM unnest(ids) x)) AS ids_in_order FROM bl_b1_p0_clusters;
 SELECT part, count(*) FROM bl_b2_p2_clusters GROUP BY part;
 
 -- simhash_layout_range: a copy's partitions tile its block's values, in

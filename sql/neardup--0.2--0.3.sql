@@ -901,8 +901,8 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_name(pg_catalog.text, pg_catalog.
 
 /*
  * On each shard: the tables of every (copy, partition) of a layout, with a
- * hamming index on the fingerprints and a view of the shard's clusters,
- * whether or not the coordinator places the partition here (an unused
+ * hamming index on the fingerprints and a view of the partition's clusters
+ * (part, ids: one row per cluster, its ids in order), whether or not the coordinator places the partition here (an unused
  * table stays empty; moving a partition fills one).  With exclude_within,
  * each table gets the near-duplicate constraint at that radius instead of
  * the plain index: two rows within blocks - 1 bits agree on some block and
@@ -953,9 +953,12 @@ BEGIN
                     '(@extschema@.hamming_ball(sh, %3$s) WITH OPERATOR(@extschema@.&&))',
                     nsp, t, exclude_within);
             END IF;
+            -- one row per cluster, its ids in order (the first is its
+            -- cluster_id): half the text of its edges to the coordinator
             EXECUTE pg_catalog.format(
-                'CREATE VIEW %1$I.%3$I AS SELECT %4$s::pg_catalog.int4 AS part, c.id, c.cluster_id '
-                'FROM @extschema@.simhash_shard_clusters(%5$L, %6$s, %7$s) c',
+                'CREATE VIEW %1$I.%3$I AS SELECT %4$s::pg_catalog.int4 AS part, '
+                'pg_catalog.array_agg(c.id ORDER BY c.id) AS ids '
+                'FROM @extschema@.simhash_shard_clusters(%5$L, %6$s, %7$s) c GROUP BY c.cluster_id',
                 nsp, t, t OPERATOR(pg_catalog.||) '_clusters',
                 (b OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.*) partitions OPERATOR(pg_catalog.+) p,
                 pg_catalog.format('SELECT id, sh FROM %I.%I', nsp, t), b, blocks);
@@ -1067,7 +1070,7 @@ BEGIN
     END LOOP;
 
     EXECUTE pg_catalog.format(
-        'CREATE TABLE %I.%I (part pg_catalog.int4 NOT NULL, id pg_catalog.int8, cluster_id pg_catalog.int8) '
+        'CREATE TABLE %I.%I (part pg_catalog.int4 NOT NULL, ids pg_catalog.int8[]) '
         'PARTITION BY LIST (part)', nsp, layout OPERATOR(pg_catalog.||) '_clusters');
     FOR b IN 1 .. blocks LOOP
         t := layout OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) b;
@@ -1471,8 +1474,10 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_check(pg_catalog.regclass)
 /*
  * The nightly clusters, from edges: every shard clusters, on its own, the
  * partitions it holds (simhash_shard_clusters, through the cluster views);
- * only the rows that are not their partition cluster's smallest id cross
- * the network, as edges (id, cluster_id); their union's components equal
+ * only the rows with a near copy in their partition cross the network, one
+ * row per partition cluster holding its ids (the first is the smallest):
+ * about half the text of its edges (id, cluster_id), which the coordinator
+ * unfolds; their union's components equal
  * simhash_clusters(max_distance => blocks - 1) over the rows.
  */
 CREATE FUNCTION @extschema@.simhash_layout_clusters(layout pg_catalog.regclass)
@@ -1485,8 +1490,9 @@ BEGIN
     IF layout IS NULL THEN
         RAISE EXCEPTION 'layout must not be null' USING ERRCODE = '22004';
     END IF;
+    -- a shard's cluster is a star around its first id
     RETURN QUERY SELECT c.id, c.cluster_id FROM @extschema@.dedup_clusters(pg_catalog.format(
-        'SELECT id, cluster_id FROM %I.%I WHERE id OPERATOR(pg_catalog.<>) cluster_id',
+        'SELECT c.ids[1], m.id FROM %I.%I c, pg_catalog.unnest(c.ids[2:]) m(id)',
         l.nsp, l.name OPERATOR(pg_catalog.||) '_clusters')) c;
 END
 $$;

@@ -38,9 +38,10 @@
 # simhash_layout_clusters('nf') on the coordinator against simhash_clusters
 # ('nt', 'id', 'sh', 3) on the single node (fresh backends, NIGHTLY_ROUNDS
 # rounds interleaved, medians); their results compared by count and an
-# order-free checksum; bytes to the coordinator: the text of the edges the
-# shards ship (the rows of nf_clusters WHERE id <> cluster_id, the query
-# simhash_layout_clusters sends) against the text of every (id, sh).
+# order-free checksum; bytes to the coordinator: the text of the rows the
+# shards ship (nf_clusters: one row per partition cluster, its ids as an
+# array, what simhash_layout_clusters reads) against the text of every
+# (id, sh), and what the same clusters would cost as (id, cluster_id) edges.
 # Every node: shared_buffers 256MB, work_mem NIGHTLY_WORK_MEM, no parallel
 # query.
 set -euo pipefail
@@ -343,18 +344,22 @@ if part nightly; then
 	echo "single node: $c_one; block layout: $c_lay: $([ "$c_one" = "$c_lay" ] && echo EQUAL || echo DIFFERENT)"
 
 	t0=$(now)
-	edges=$(nd_psql coord -c "SELECT count(*) || ' ' || coalesce(sum(octet_length(id::text) + octet_length(cluster_id::text) + 2), 0) FROM nf_clusters WHERE id <> cluster_id")
+	shipped=$(nd_psql coord -c "CREATE TEMP TABLE nf_shipped AS SELECT ids FROM nf_clusters" \
+		-c "SELECT count(*) || ' ' || coalesce(sum(cardinality(ids) - 1), 0) || ' ' || coalesce(sum(octet_length(ids::text) + 1), 0) || ' ' ||
+		    coalesce((SELECT sum(octet_length(s.ids[1]::text) + octet_length(m::text) + 2) FROM nf_shipped s, unnest(s.ids[2:]) m), 0)
+		    FROM nf_shipped")
 	t1=$(now)
 	rows=$(nd_psql one -c "SELECT count(*) || ' ' || sum(octet_length(id::text) + octet_length(sh::text) + 2) FROM nt")
-	read -r ne be <<<"$edges"
+	read -r nc ne be bedge <<<"$shipped"
 	read -r nr br <<<"$rows"
-	echo "edges shipped: $ne ($be bytes of text; the shards' views alone, through the coordinator: $(secs "$t0" "$t1") s);" \
-		"pulling every row: $nr ($br bytes): $(printf '%.1f' "$(echo "100 * $be / $br" | bc -l)")% (target <= 10%)"
+	echo "shipped: $nc partition clusters holding $ne edges, $be bytes of text (as (id, cluster_id) edges: $bedge;" \
+		"the shards' views alone, through the coordinator: $(secs "$t0" "$t1") s);" \
+		"pulling every row: $nr ($br bytes): $(printf '%.1f' "$(echo "100 * $be / $br" | bc -l)")% (target <= 10%; as edges $(printf '%.1f' "$(echo "100 * $bedge / $br" | bc -l)")%)"
 	echo "per shard, edges from its views (one more run of each shard's clusters, on the shard):"
 	for s in "${SH[@]}"; do
 		t0=$(now)
 		views=$(nd_psql coord -c "SELECT string_agg(format('nf_b%s_p%s_clusters', block, partition), ' ') FROM nf_place WHERE server = '$s'")
-		u=$(for v in $views; do echo "SELECT count(*) AS n FROM $v WHERE id <> cluster_id"; done | paste -sd'|' | sed 's/|/ UNION ALL /g')
+		u=$(for v in $views; do echo "SELECT sum(cardinality(ids) - 1) AS n FROM $v"; done | paste -sd'|' | sed 's/|/ UNION ALL /g')
 		n=$(nd_psql "$s" -c "SELECT sum(n) FROM ($u) x")
 		echo "  $s: $n edges from its $(wc -w <<<"$views") partitions, $(secs "$t0" "$(now)") s"
 	done
