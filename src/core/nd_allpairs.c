@@ -282,52 +282,101 @@ emit_pair(run_state *st, int64_t a, int64_t b, int dist)
 	add_work(st, 1);
 }
 
-/* LSD radix sort of items by code; tmp holds n items. */
+/*
+ * Sorting items by code (grouping identical codes, and nd_pair_items_sort):
+ * a stable MSD radix sort, an 11-bit digit first and 8-bit digits below.
+ * After the first pass a bucket of hash-like codes holds a few hundred
+ * items, which the next pass sorts inside the cache; buckets of at most
+ * ITEMS_SMALL items are finished by insertion.  An LSD sort would move
+ * every item through memory once per digit, six times.
+ */
+#define ITEMS_SMALL 32
+
+static void
+insertion_sort_items(nd_pair_item *a, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+	{
+		nd_pair_item x = a[i];
+		size_t		j = i;
+
+		while (j > 0 && a[j - 1].code > x.code)
+		{
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = x;
+	}
+}
+
+/*
+ * Sorts the n items at cur, equal on the bits of their codes from `shift`
+ * up, by code into out; out is cur or the same range of the other buffer,
+ * other is the range of the buffer cur is not in.  The buffers alternate
+ * with the levels; each leaf lands in out.
+ */
+static void
+msd_sort_items(nd_pair_item *cur, nd_pair_item *other, nd_pair_item *out,
+			   size_t n, int shift, run_state *st)
+{
+	uint32_t	count[RADIX_SIZE];
+	int			width,
+				lo;
+	uint64_t	mask;
+	size_t		off;
+
+	for (;;)
+	{
+		if (n <= ITEMS_SMALL || shift == 0)
+		{
+			insertion_sort_items(cur, n);
+			if (cur != out)
+				memcpy(out, cur, n * sizeof(nd_pair_item));
+			return;
+		}
+		width = shift == 64 ? RADIX_BITS : (shift < 8 ? shift : 8);
+		lo = shift - width;
+		mask = ((uint64_t) 1 << width) - 1;
+		memset(count, 0, sizeof(uint32_t) << width);
+		for (size_t i = 0; i < n; i++)
+			count[(cur[i].code >> lo) & mask]++;
+		add_work(st, n);
+		/* a digit that is the same everywhere does not reorder anything */
+		if (count[(cur[0].code >> lo) & mask] != n)
+			break;
+		shift = lo;
+	}
+
+	off = 0;
+	for (size_t v = 0; v <= mask; v++)
+	{
+		uint32_t	c = count[v];
+
+		count[v] = (uint32_t) off;
+		off += c;
+	}
+	for (size_t i = 0; i < n; i++)
+		other[count[(cur[i].code >> lo) & mask]++] = cur[i];
+	add_work(st, n);
+
+	/* count[v] is now the end of bucket v */
+	off = 0;
+	for (size_t v = 0; v <= mask; v++)
+	{
+		size_t		end = count[v];
+
+		if (end > off)
+			msd_sort_items(other + off, cur + off, out + off, end - off, lo, st);
+		off = end;
+	}
+}
+
 static void
 sort_items(nd_pair_item *items, nd_pair_item *tmp, size_t n, run_state *st)
 {
-	uint32_t	count[6][RADIX_SIZE];
-	nd_pair_item *src = items,
-			   *dst = tmp;
-
 	if (n < 2)
 		return;
-	memset(count, 0, sizeof(count));
-	for (size_t i = 0; i < n; i++)
-	{
-		uint64_t	c = items[i].code;
-
-		for (int d = 0; d < 6; d++)
-			count[d][(c >> (d * RADIX_BITS)) & RADIX_MASK]++;
-	}
-	add_work(st, n);
-	for (int d = 0; d < 6; d++)
-	{
-		uint32_t	sum = 0;
-		int			shift = d * RADIX_BITS;
-
-		/* a digit that is the same everywhere does not reorder anything */
-		if (count[d][(items[0].code >> shift) & RADIX_MASK] == n)
-			continue;
-		for (int v = 0; v < RADIX_SIZE; v++)
-		{
-			uint32_t	c = count[d][v];
-
-			count[d][v] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < n; i++)
-			dst[count[d][(src[i].code >> shift) & RADIX_MASK]++] = src[i];
-		{
-			nd_pair_item *t = src;
-
-			src = dst;
-			dst = t;
-		}
-		add_work(st, n);
-	}
-	if (src != items)
-		memcpy(items, src, n * sizeof(nd_pair_item));
+	msd_sort_items(items, tmp, items, n, 64, st);
 }
 
 /* LSD radix sort of permuted codes by their top keybits bits. */

@@ -344,10 +344,11 @@ if part nightly; then
 	echo "single node: $c_one; block layout: $c_lay: $([ "$c_one" = "$c_lay" ] && echo EQUAL || echo DIFFERENT)"
 
 	t0=$(now)
-	shipped=$(nd_psql coord -c "CREATE TEMP TABLE nf_shipped AS SELECT ids FROM nf_clusters" \
-		-c "SELECT count(*) || ' ' || coalesce(sum(cardinality(ids) - 1), 0) || ' ' || coalesce(sum(octet_length(ids::text) + 1), 0) || ' ' ||
-		    coalesce((SELECT sum(octet_length(s.ids[1]::text) + octet_length(m::text) + 2) FROM nf_shipped s, unnest(s.ids[2:]) m), 0)
-		    FROM nf_shipped")
+	# as edges: each member m but the first f costs len(f) + len(m) + 2
+	shipped=$(nd_psql coord -c "SELECT count(*) || ' ' || coalesce(sum(c - 1), 0) || ' ' || coalesce(sum(t + 1), 0) || ' ' ||
+		    coalesce(sum((c - 1) * (f + 2) + (l - (c - 1) - f)), 0)
+		    FROM (SELECT cardinality(ids) AS c, octet_length(ids::text) AS t, octet_length(ids[1]::text) AS f,
+		                 octet_length(array_to_string(ids, ',')) AS l FROM nf_clusters) s")
 	t1=$(now)
 	rows=$(nd_psql one -c "SELECT count(*) || ' ' || sum(octet_length(id::text) + octet_length(sh::text) + 2) FROM nt")
 	read -r nc ne be bedge <<<"$shipped"
