@@ -4,8 +4,10 @@
  *		The caller's query, read through SPI: one statement that returns
  *		rows, run read-only in the caller's snapshot (the functions are
  *		STABLE) with the caller's privileges, as tablefunc's crosstab runs
- *		its query; fetched through a cursor in batches, so memory does not
- *		grow with the result.
+ *		its query.  Each row goes from the executor's slot straight to the
+ *		caller's callback (a DestReceiver of our own), so memory does not
+ *		grow with the result and no row is copied into an SPI tuple table
+ *		(which cost the block-sharded nightly run a tenth of its reading).
  *
  *-------------------------------------------------------------------------
  */
@@ -13,6 +15,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -21,7 +24,61 @@
 #include "progress.h"
 #include "query_rows.h"
 
-#define FETCH_ROWS	10000
+/* rows between progress reports */
+#define PROGRESS_ROWS	10000
+
+typedef struct RowReceiver
+{
+	DestReceiver pub;
+	nd_query_shape_fn shape;
+	nd_query_row_fn row;
+	void	   *arg;
+	int64		read;
+} RowReceiver;
+
+static void
+receiver_startup(DestReceiver *self, int operation, TupleDesc desc)
+{
+	RowReceiver *rr = (RowReceiver *) self;
+
+	rr->shape(desc, rr->arg);
+	nd_progress_phase("reading rows", -1);
+}
+
+static bool
+receiver_row(TupleTableSlot *slot, DestReceiver *self)
+{
+	RowReceiver *rr = (RowReceiver *) self;
+	Datum		values[2];
+	bool		nulls[2];
+
+	/* the shape callback has checked that there are two columns */
+	slot_getsomeattrs(slot, 2);
+	values[0] = slot->tts_values[0];
+	nulls[0] = slot->tts_isnull[0];
+	values[1] = slot->tts_values[1];
+	nulls[1] = slot->tts_isnull[1];
+	rr->row(values, nulls, rr->arg);
+	if (++rr->read % PROGRESS_ROWS == 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		nd_progress_done(rr->read);
+	}
+	return true;
+}
+
+static void
+receiver_shutdown(DestReceiver *self)
+{
+	RowReceiver *rr = (RowReceiver *) self;
+
+	nd_progress_done(rr->read);
+}
+
+static void
+receiver_destroy(DestReceiver *self)
+{
+}
 
 void
 nd_require_arg(FunctionCallInfo fcinfo, int argno, const char *name)
@@ -37,8 +94,9 @@ nd_query_for_each_row(const char *query, const char *what, const char *hint,
 					  nd_query_shape_fn shape, nd_query_row_fn row, void *arg)
 {
 	SPIPlanPtr	plan;
-	Portal		portal;
-	int64		read = 0;
+	SPIExecuteOptions options = {0};
+	RowReceiver rr = {{0}};
+	int			rc;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -51,33 +109,20 @@ nd_query_for_each_row(const char *query, const char *what, const char *hint,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a single query that returns rows", what),
 				 errhint("%s", hint)));
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
-	shape(portal->tupDesc, arg);
-	nd_progress_phase("reading rows", -1);
 
-	for (;;)
-	{
-		SPITupleTable *tt;
-
-		CHECK_FOR_INTERRUPTS();
-		SPI_cursor_fetch(portal, true, FETCH_ROWS);
-		if (SPI_processed == 0)
-			break;
-		tt = SPI_tuptable;
-		for (uint64 r = 0; r < SPI_processed; r++)
-		{
-			Datum		values[2];
-			bool		nulls[2];
-
-			values[0] = SPI_getbinval(tt->vals[r], tt->tupdesc, 1, &nulls[0]);
-			values[1] = SPI_getbinval(tt->vals[r], tt->tupdesc, 2, &nulls[1]);
-			row(values, nulls, arg);
-		}
-		SPI_freetuptable(tt);
-		read += SPI_processed;
-		nd_progress_done(read);
-	}
-	SPI_cursor_close(portal);
+	rr.pub.receiveSlot = receiver_row;
+	rr.pub.rStartup = receiver_startup;
+	rr.pub.rShutdown = receiver_shutdown;
+	rr.pub.rDestroy = receiver_destroy;
+	rr.pub.mydest = DestNone;
+	rr.shape = shape;
+	rr.row = row;
+	rr.arg = arg;
+	options.read_only = true;
+	options.dest = (DestReceiver *) &rr;
+	rc = SPI_execute_plan_extended(plan, &options);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
 	SPI_finish();
 }
 
