@@ -786,7 +786,12 @@ split_codes(table_scan *ts, uint64_t *codes, size_t n, uint64_t vary, uint64_t f
 			: SUB_NOT_SORTED;
 		if (sorted == SUB_SORTED)
 		{
-			/* runs in `other`, none long enough to split: cur stays sorted */
+			/*
+			 * runs in `other`, none long enough to split: cur stays sorted.
+			 * ts->tmp is `other` here, which is safe only because
+			 * process_run splits exactly the runs sort_by_sub_block calls
+			 * long (n > SPLIT_MIN_RUN): change both together.
+			 */
 			process_runs(ts, other, n, m);
 			continue;
 		}
@@ -844,6 +849,7 @@ process_run(table_scan *ts, uint64_t *codes, size_t n)
 				return;
 
 	nv = __builtin_popcountll(vary);
+	/* the same test as sort_by_sub_block's long runs: see split_codes */
 	if (n <= SPLIT_MIN_RUN || nv <= k || ts->depth == MAX_LEVELS)
 	{
 		/*

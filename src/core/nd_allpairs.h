@@ -235,8 +235,9 @@ extern int	nd_pair_expander_next(nd_pair_expander *ex, int64_t *id_a, int64_t *i
 								  int *dist);
 
 /*
- * Sorts items by code (unsigned; an LSD radix sort), tmp holding n items:
- * for a caller that needs rows grouped by some 64-bit key.
+ * Sorts items by code (unsigned; a radix sort), tmp holding n items: for a
+ * caller that needs rows grouped by some 64-bit key.  Stable: items with
+ * equal codes keep their order.
  */
 extern void nd_pair_items_sort(nd_pair_item *items, size_t n, nd_pair_item *tmp);
 
