@@ -109,7 +109,7 @@ simhash64_type_oid(FunctionCallInfo fcinfo)
 }
 
 static void
-read_shape(TupleDesc desc, void *arg)
+read_shape(TupleDesc desc, double est_rows, void *arg)
 {
 	ScanRun    *run = (ScanRun *) arg;
 	const char *fname = run->spec->fname;
@@ -133,6 +133,22 @@ read_shape(TupleDesc desc, void *arg)
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("%s fingerprint column must be of type simhash64, not %s",
 						fname, format_type_be(TupleDescAttr(desc, 1)->atttypid))));
+
+	/*
+	 * Room for the rows the planner expects, and a margin, so that the
+	 * array is not copied (and its new pages faulted in) at every doubling;
+	 * past the budget the rows spill anyway.
+	 */
+	if (est_rows > (double) run->cap)
+	{
+		size_t		want = (size_t) Min((double) run->budget, est_rows * 1.1 + 1024);
+
+		if (want > run->cap)
+		{
+			run->items = repalloc_huge(run->items, want * sizeof(nd_pair_item));
+			run->cap = want;
+		}
+	}
 }
 
 static void

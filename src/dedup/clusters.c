@@ -84,7 +84,7 @@ typedef struct ClusterInput
 } ClusterInput;
 
 static void
-pairs_shape(TupleDesc desc, void *arg)
+pairs_shape(TupleDesc desc, double est_rows, void *arg)
 {
 	ClusterInput *in = (ClusterInput *) arg;
 

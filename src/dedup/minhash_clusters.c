@@ -46,7 +46,7 @@ typedef struct MinhashRows
 } MinhashRows;
 
 static void
-read_shape(TupleDesc desc, void *arg)
+read_shape(TupleDesc desc, double est_rows, void *arg)
 {
 	MinhashRows *mr = (MinhashRows *) arg;
 

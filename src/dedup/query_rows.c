@@ -19,6 +19,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/plancache.h"
 #include "utils/portal.h"
 
 #include "progress.h"
@@ -33,6 +34,7 @@ typedef struct RowReceiver
 	nd_query_shape_fn shape;
 	nd_query_row_fn row;
 	void	   *arg;
+	double		est_rows;
 	int64		read;
 } RowReceiver;
 
@@ -41,7 +43,7 @@ receiver_startup(DestReceiver *self, int operation, TupleDesc desc)
 {
 	RowReceiver *rr = (RowReceiver *) self;
 
-	rr->shape(desc, rr->arg);
+	rr->shape(desc, rr->est_rows, rr->arg);
 	nd_progress_phase("reading rows", -1);
 }
 
@@ -109,6 +111,27 @@ nd_query_for_each_row(const char *query, const char *what, const char *hint,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a single query that returns rows", what),
 				 errhint("%s", hint)));
+
+	/*
+	 * The planner's row estimate, from the generic plan the execution below
+	 * reuses (a query without parameters is never planned again).
+	 */
+	rr.est_rows = -1;
+	{
+		CachedPlan *cplan = SPI_plan_get_cached_plan(plan);
+
+		if (cplan != NULL)
+		{
+			if (list_length(cplan->stmt_list) == 1)
+			{
+				PlannedStmt *stmt = linitial_node(PlannedStmt, cplan->stmt_list);
+
+				if (stmt->planTree != NULL)
+					rr.est_rows = stmt->planTree->plan_rows;
+			}
+			ReleaseCachedPlan(cplan, NULL);
+		}
+	}
 
 	rr.pub.receiveSlot = receiver_row;
 	rr.pub.rStartup = receiver_startup;

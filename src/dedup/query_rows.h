@@ -14,8 +14,11 @@
 #include "access/tupdesc.h"
 #include "fmgr.h"
 
-/* checks the query's columns before the first row is read */
-typedef void (*nd_query_shape_fn) (TupleDesc desc, void *arg);
+/*
+ * checks the query's columns before the first row is read; est_rows is the
+ * planner's estimate of its rows (-1 if unknown), for sizing buffers
+ */
+typedef void (*nd_query_shape_fn) (TupleDesc desc, double est_rows, void *arg);
 
 /* one row: its first two columns */
 typedef void (*nd_query_row_fn) (Datum *values, bool *nulls, void *arg);
