@@ -35,12 +35,30 @@ blocking_query() {
 	echo "SELECT id, $1 FROM pt WHERE CASE WHEN id = 25000 THEN pg_advisory_lock_shared(42)::text = '' ELSE true END"
 }
 
+# hold KEY: another session holds advisory lock KEY ($holder) until
+# release KEY.
+hold() {
+	psql_q -c "SELECT pg_advisory_lock($1), pg_sleep(1e6)" -o /dev/null 2>/dev/null &
+	holder=$!
+	nd_wait_for "EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND granted)"
+}
+release() {
+	psql_q -o /dev/null -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_advisory_lock($1)%'"
+	wait "$holder" || true
+}
+
+# a_status: waits for session A ($a), shows its output, returns its status.
+a_status() {
+	local rc=0
+	wait "$a" || rc=$?
+	sed 's/^/# A: /' "$work/a.out"
+	return $rc
+}
+
 # watch JOB COLUMN EXPECTED_PHASE: B holds the lock, A runs JOB, B looks.
 watch() {
 	local job=$1 col=$2 pid row after rc
-	psql_q -c "SELECT pg_advisory_lock(42), pg_sleep(1e6)" -o /dev/null 2>/dev/null &
-	local holder=$!
-	nd_wait_for "EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 42 AND granted)"
+	hold 42
 	psql_q -c "SELECT count(*) FROM $job('$(blocking_query "$col" | sed "s/'/''/g")')" \
 		-c "SELECT pg_advisory_unlock_shared(42)" >"$work/a.out" 2>&1 &
 	local a=$!
@@ -55,11 +73,9 @@ watch() {
 	row=$(psql_q -c "SET ROLE watcher" -c "SELECT coalesce(job, 'hidden') FROM neardup_progress() WHERE pid = $pid")
 	[ "$row" = hidden ]
 	ok $? "$job: a role without A's privileges sees only that a job runs ($row)"
-	psql_q -o /dev/null -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_advisory_lock(42)%'"
-	wait "$holder" || true
+	release 42
 	rc=0
-	wait "$a" || rc=$?
-	sed 's/^/# A: /' "$work/a.out"
+	a_status || rc=$?
 	[ $rc -eq 0 ]
 	ok $? "$job: A finishes once the lock is free"
 	after=$(psql_q -c "SELECT count(*) FROM neardup_progress() WHERE pid = $pid")
@@ -71,9 +87,7 @@ watch simhash_clusters sh
 watch minhash_clusters sig
 
 # dedup_keep_one: its pairs query's simhash_pairs shows under its name.
-psql_q -c "SELECT pg_advisory_lock(42), pg_sleep(1e6)" -o /dev/null 2>/dev/null &
-holder=$!
-nd_wait_for "EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 42 AND granted)"
+hold 42
 psql_q -c "SELECT dedup_keep_one('pk', 'id',
              \$p\$SELECT id_a, id_b FROM simhash_pairs(\$b\$$(blocking_query sh | sed 's/FROM pt/FROM pk/')\$b\$, 3)\$p\$,
              flag_column => 'dup')" \
@@ -86,19 +100,15 @@ row=$(psql_q -c "SELECT job || ' | ' || phase || ' | ' || done FROM neardup_prog
 echo "# $row"
 [ "$row" = "dedup_keep_one | reading rows | 20000" ]
 ok $? "dedup_keep_one: session B sees it by name, in the phase of the simhash_pairs it runs"
-psql_q -o /dev/null -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_advisory_lock(42)%'"
-wait "$holder" || true
+release 42
 rc=0
-wait "$a" || rc=$?
-sed 's/^/# A: /' "$work/a.out"
+a_status || rc=$?
 [ $rc -eq 0 ] && [ "$(psql_q -c "SELECT count(*) FROM neardup_progress() WHERE pid = $pid")" = 0 ]
 ok $? "dedup_keep_one: A finishes once the lock is free, and its row is gone"
 
 # A bulk UPDATE that fingerprints texts: B sees "fingerprinting" and the
 # count A published (every 10,000 texts) while A waits at row 25,000.
-psql_q -c "SELECT pg_advisory_lock(42), pg_sleep(1e6)" -o /dev/null 2>/dev/null &
-holder=$!
-nd_wait_for "EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 42 AND granted)"
+hold 42
 psql_q -c "UPDATE pt SET sh = simhash('w' || id || ' w' || (id % 7))
            WHERE CASE WHEN id = 25000 THEN pg_advisory_lock_shared(42)::text = '' ELSE true END" \
 	-c "SELECT pg_advisory_unlock_shared(42)" >"$work/a.out" 2>&1 &
@@ -111,19 +121,15 @@ row=$(psql_q -c "SELECT job || ' | ' || phase || ' | ' || done || ' | ' || coale
 echo "# $row"
 [ "$row" = "fingerprinting | simhash | 20000 | null | true" ]
 ok $? "bulk UPDATE: session B sees the texts A fingerprinted so far, since A's statement started"
-psql_q -o /dev/null -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_advisory_lock(42)%'"
-wait "$holder" || true
+release 42
 rc=0
-wait "$a" || rc=$?
-sed 's/^/# A: /' "$work/a.out"
+a_status || rc=$?
 [ $rc -eq 0 ] && [ "$(psql_q -c "SELECT count(*) FROM neardup_progress() WHERE pid = $pid")" = 0 ]
 ok $? "bulk UPDATE: A finishes once the lock is free, and its row is gone"
 
 # Once the statement is over the row goes, although A's transaction goes
 # on: A fingerprints 30,000 texts, then waits in its next statement.
-psql_q -c "SELECT pg_advisory_lock(43), pg_sleep(1e6)" -o /dev/null 2>/dev/null &
-holder=$!
-nd_wait_for "EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 43 AND granted)"
+hold 43
 psql_q -c "BEGIN" -c "SELECT count(minhash('w' || id, 16)) FROM pt" -c "SELECT pg_advisory_lock_shared(43)" \
 	-c "COMMIT" >"$work/a.out" 2>&1 &
 a=$!
@@ -133,8 +139,7 @@ pid=$(psql_q -c "SELECT pid FROM pg_stat_activity WHERE wait_event = 'advisory' 
 after=$(psql_q -c "SELECT count(*) FROM neardup_progress() WHERE pid = $pid")
 [ "$after" = 0 ]
 ok $? "its fingerprinting row went with the statement ($after)"
-psql_q -o /dev/null -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_advisory_lock(43)%'"
-wait "$holder" || true
+release 43
 wait "$a" || true
 
 # A job that fails (a division by zero at row 25,000) leaves no row, and
