@@ -76,6 +76,65 @@ SELECT count(*) AS differences FROM (
     (TABLE got EXCEPT SELECT * FROM dedup_clusters('SELECT b, a FROM edge ORDER BY b DESC'))
 ) x;
 
+-- One integer array per row instead of two ids: each array's ids are one
+-- group (a star around its first non-NULL id).  The edges as arrays give
+-- the same clusters.
+SELECT count(*) AS differences FROM (
+    (SELECT * FROM dedup_clusters('SELECT ARRAY[a, b] FROM edge') EXCEPT TABLE got)
+    UNION ALL
+    (TABLE got EXCEPT SELECT * FROM dedup_clusters('SELECT ARRAY[a, b] FROM edge'))) x;
+-- Groups of the random graph's vertices (by another hash, with NULLs
+-- mixed in, in random order), against the same groups as pairs: each
+-- non-NULL id linked to the next one, a chain rather than a star.
+CREATE TABLE grp AS
+SELECT g, array_agg(CASE WHEN v % 37 = 0 THEN NULL ELSE v END ORDER BY md5(v::text)) AS ids
+FROM (SELECT DISTINCT a AS v FROM edge) e,
+     LATERAL (SELECT ('x' || substr(md5('g' || v), 1, 8))::bit(32)::int % 400 AS g) h
+GROUP BY g;
+SELECT count(*) AS groups, max(cardinality(ids)) AS largest,
+       count(*) FILTER (WHERE array_position(ids, NULL) IS NOT NULL) AS with_nulls
+FROM grp;
+CREATE TABLE grp_chain AS
+SELECT x.id AS a, lead(x.id) OVER (PARTITION BY g ORDER BY x.ord) AS b
+FROM grp, unnest(ids) WITH ORDINALITY x(id, ord) WHERE x.id IS NOT NULL;
+SELECT count(*) AS differences, (SELECT count(*) FROM dedup_clusters('SELECT ids FROM grp')) AS ids
+FROM (
+    (SELECT * FROM dedup_clusters('SELECT ids FROM grp')
+     EXCEPT SELECT * FROM dedup_clusters('SELECT a, b FROM grp_chain'))
+    UNION ALL
+    (SELECT * FROM dedup_clusters('SELECT a, b FROM grp_chain')
+     EXCEPT SELECT * FROM dedup_clusters('SELECT ids FROM grp'))) x;
+-- Groups and pairs together (exact copies by a GROUP BY, near ones as
+-- pairs): one array column, so the pairs become arrays of two.
+SELECT count(*) AS differences FROM (
+    (SELECT * FROM dedup_clusters('SELECT ids FROM grp UNION ALL SELECT ARRAY[a, b] FROM edge')
+     EXCEPT SELECT * FROM dedup_clusters('SELECT a, b FROM grp_chain UNION ALL SELECT a, b FROM edge'))
+    UNION ALL
+    (SELECT * FROM dedup_clusters('SELECT a, b FROM grp_chain UNION ALL SELECT a, b FROM edge')
+     EXCEPT SELECT * FROM dedup_clusters('SELECT ids FROM grp UNION ALL SELECT ARRAY[a, b] FROM edge'))) x;
+-- The odd arrays: NULL elements are skipped, the first non-NULL id is the
+-- centre; an array of one distinct id (or none, or NULL) adds no id; any
+-- integer element type; a multi-dimensional array is read element by
+-- element; a domain over an integer array too.
+CREATE DOMAIN ids_dom AS int4[];
+SELECT * FROM dedup_clusters($$
+    VALUES (ARRAY[NULL, 7, NULL, 8]::int8[]), (ARRAY[5]::int8[]), (ARRAY[6, 6]::int8[]),
+           (ARRAY[]::int8[]), (NULL), (ARRAY[NULL, NULL]::int8[]), (ARRAY[9, 9, 10]::int8[]),
+           (ARRAY[[20, 21], [22, 23]]::int8[]), (ARRAY[-9223372036854775808, 9223372036854775807]::int8[])
+$$) ORDER BY cluster_id, id;
+SELECT * FROM dedup_clusters($$SELECT ARRAY[3, 2, 1]::int2[] UNION ALL SELECT ARRAY[40000, 3]$$)
+ORDER BY cluster_id, id;
+SELECT * FROM dedup_clusters($$SELECT ARRAY[31, 30]::ids_dom$$) ORDER BY cluster_id, id;
+-- One group of 100,000 ids read from a table, where it is stored toasted
+-- (compressed and out of line): one cluster named by its smallest id.
+CREATE TABLE big_group (ids int8[]);
+INSERT INTO big_group SELECT array_agg(1000000 + (i * 7919) % 100000 ORDER BY i) FROM generate_series(1, 100000) i;
+SELECT pg_column_size(ids) < 800000 AS compressed FROM big_group;
+SELECT count(*) AS ids, count(DISTINCT cluster_id) AS clusters, min(cluster_id) AS cluster_id
+FROM dedup_clusters('SELECT ids FROM big_group UNION ALL SELECT ids FROM big_group');
+DROP TABLE grp, grp_chain, big_group;
+DROP DOMAIN ids_dom;
+
 -- Pairs from fingerprints: the GIN-indexed self-join (one index probe per
 -- row), on codes with planted near-duplicates.
 CREATE TABLE fp (id int PRIMARY KEY, sh simhash64);
@@ -187,6 +246,8 @@ DROP ROLE nd_clusters_reader;
 \set VERBOSITY sqlstate
 SELECT * FROM dedup_clusters('SELECT 1, 2, 3');
 SELECT * FROM dedup_clusters('SELECT 1');
+SELECT * FROM dedup_clusters('SELECT ARRAY[''1'']');
+SELECT * FROM dedup_clusters('SELECT ARRAY[1.5]');
 SELECT * FROM dedup_clusters('SELECT 1, ''2''');
 SELECT * FROM dedup_clusters('SELECT 1.5, 2');
 SELECT * FROM dedup_clusters('SELECT id, sh FROM fp');
@@ -198,6 +259,7 @@ SELECT * FROM dedup_clusters('');
 SELECT * FROM dedup_clusters('SELECT 1, 1 / 0');
 \set VERBOSITY default
 SELECT * FROM dedup_clusters('SELECT 1, 2, 3');
+SELECT * FROM dedup_clusters('SELECT ARRAY[1.5]');
 SELECT * FROM dedup_clusters('SELECT id, sh FROM fp');
 SELECT * FROM dedup_clusters('CREATE TABLE nope (a int)');
 -- Nothing was created by the rejected statement.

@@ -191,6 +191,7 @@ SELECT q AS call, pg_temp.try(q) AS outcome FROM (VALUES
     ($$SELECT simhash_layout_delete('bl_docs', ARRAY[1, NULL]::bigint[])$$),
     ($$SELECT count(*) FROM simhash_layout_check(NULL)$$),
     ($$SELECT count(*) FROM simhash_layout_clusters(NULL)$$),
+    ($$SELECT simhash_layout_clusters_sql(NULL)$$),
     ($$SELECT simhash_layout_move(NULL, 1, 0, 'no_such_server')$$),
     ($$SELECT simhash_layout_move('bl_docs', NULL, 0, 'no_such_server')$$),
     ($$SELECT simhash_layout_move('bl_docs', 1, NULL, 'no_such_server')$$),

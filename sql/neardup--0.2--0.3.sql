@@ -1476,29 +1476,44 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_check(pg_catalog.regclass)
  * partitions it holds (simhash_shard_clusters, through the cluster views);
  * only the rows with a near copy in their partition cross the network, one
  * row per partition cluster holding its ids (the first is the smallest):
- * about half the text of its edges (id, cluster_id), which the coordinator
- * unfolds; their union's components equal
+ * about half the text of its edges (id, cluster_id).  dedup_clusters joins
+ * each such array as one group; the components equal
  * simhash_clusters(max_distance => blocks - 1) over the rows.
  */
-CREATE FUNCTION @extschema@.simhash_layout_clusters(layout pg_catalog.regclass)
-RETURNS TABLE(id pg_catalog.int8, cluster_id pg_catalog.int8)
-LANGUAGE plpgsql VOLATILE
+CREATE FUNCTION @extschema@.simhash_layout_clusters_sql(layout pg_catalog.regclass)
+RETURNS pg_catalog.text
+LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
-    l record := @extschema@.simhash_layout_parts(layout);
+    l record;
 BEGIN
     IF layout IS NULL THEN
         RAISE EXCEPTION 'layout must not be null' USING ERRCODE = '22004';
     END IF;
-    -- a shard's cluster is a star around its first id
-    RETURN QUERY SELECT c.id, c.cluster_id FROM @extschema@.dedup_clusters(pg_catalog.format(
-        'SELECT c.ids[1], m.id FROM %I.%I c, pg_catalog.unnest(c.ids[2:]) m(id)',
-        l.nsp, l.name OPERATOR(pg_catalog.||) '_clusters')) c;
+    l := @extschema@.simhash_layout_parts(layout);
+    RETURN pg_catalog.format('SELECT ids FROM %I.%I',
+                             l.nsp, l.name OPERATOR(pg_catalog.||) '_clusters');
 END
 $$;
 
+COMMENT ON FUNCTION @extschema@.simhash_layout_clusters_sql(pg_catalog.regclass)
+    IS 'the query of the partition clusters of a block-sharded layout (one array of ids per row), which simhash_layout_clusters gives dedup_clusters';
+
+/*
+ * A SQL function, inlined into the caller's query (STABLE, not STRICT, one
+ * SELECT): the caller reads dedup_clusters' result directly, where a
+ * PL/pgSQL RETURN QUERY would copy its millions of rows once more.
+ */
+CREATE FUNCTION @extschema@.simhash_layout_clusters(layout pg_catalog.regclass)
+RETURNS TABLE(id pg_catalog.int8, cluster_id pg_catalog.int8)
+LANGUAGE sql STABLE
+AS $$
+    SELECT c.id, c.cluster_id
+    FROM @extschema@.dedup_clusters(@extschema@.simhash_layout_clusters_sql(layout)) c
+$$;
+
 COMMENT ON FUNCTION @extschema@.simhash_layout_clusters(pg_catalog.regclass)
-    IS 'clusters of a block-sharded layout within blocks - 1 bits, from the edges each shard finds on its own';
+    IS 'clusters of a block-sharded layout within blocks - 1 bits, from the clusters each shard finds on its own';
 
 /*
  * Moves one partition of one copy to another server (adding a shard):

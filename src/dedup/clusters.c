@@ -3,12 +3,15 @@
  * clusters.c
  *		dedup_clusters(pairs_query text): the connected components of the
  *		graph whose edges are the pairs a query returns, as (id, cluster_id)
- *		rows, cluster_id being the smallest id of the component.
+ *		rows, cluster_id being the smallest id of the component.  The query
+ *		returns two ids per row (an edge), or one array of ids per row (a
+ *		group already known to be one cluster, such as a GROUP BY's
+ *		array_agg or a shard's cluster of a block-sharded layout).
  *
  * The query runs through SPI as the calling user (as tablefunc's crosstab
  * does), so pairs can come from anywhere: a GIN self-join, simhash_pairs(),
- * a table of pairs kept from earlier runs, MinHash band joins.  It is read
- * through a cursor in batches; only the disjoint sets are kept in memory
+ * a table of pairs kept from earlier runs, MinHash band joins.  Its rows are
+ * read one at a time (query_rows.c); only the disjoint sets are kept in memory
  * (nd_unionfind.c, 24 bytes per distinct id, plus a hash table from id to
  * index, doc/dedup-keep-one.md gives the total), never the pairs.
  *
@@ -20,6 +23,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -31,7 +35,11 @@
 #include "query_rows.h"
 #include "context_realloc.h"
 
-/* Pairs fetched from the cursor at a time. */
+static inline uint32
+id_hash(int64 id)
+{
+	return (uint32) nd_fmix64((uint64) id);
+}
 
 /* id -> index in the disjoint sets */
 typedef struct IdEntry
@@ -45,19 +53,43 @@ typedef struct IdEntry
 #define SH_ELEMENT_TYPE	IdEntry
 #define SH_KEY_TYPE		int64
 #define SH_KEY			id
-#define SH_HASH_KEY(tb, key)	((uint32) nd_fmix64((uint64) (key)))
+#define SH_HASH_KEY(tb, key)	id_hash(key)
 #define SH_EQUAL(tb, a, b)		((a) == (b))
 #define SH_SCOPE		static inline
 #define SH_DECLARE
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
+/*
+ * Edges are buffered and joined this many at a time: the hash table's
+ * buckets of a whole batch are prefetched first, so that their cache misses
+ * overlap instead of coming one after the other (most ids are looked up
+ * once or twice, in a table far larger than the caches).
+ */
+#define EDGE_BATCH		256
+
+/* the estimate sizes the table up to this many ids (a bad one costs less) */
+#define PRESIZE_MAX_IDS	((uint32) 1 << 22)
+
+/* What the reader fills in. */
+typedef struct ClusterInput
+{
+	nd_unionfind *uf;
+	idmap_hash *map;
+	bool		arrays;			/* one integer-array column, not two ids */
+	Oid			type[2];		/* base types of the ids (of the elements) */
+	int16		elem_len;
+	int64		npairs;
+	int			nbatch;
+	int64		batch[EDGE_BATCH][2];
+} ClusterInput;
+
 /* The index of id, added as a singleton when first seen. */
 static uint32
-id_index(idmap_hash *map, nd_unionfind *uf, int64 id)
+id_index(idmap_hash *map, nd_unionfind *uf, int64 id, uint32 hash)
 {
 	bool		found;
-	IdEntry    *e = idmap_insert(map, id, &found);
+	IdEntry    *e = idmap_insert_hash(map, id, hash, &found);
 
 	if (!found)
 	{
@@ -74,36 +106,86 @@ id_index(idmap_hash *map, nd_unionfind *uf, int64 id)
 	return e->index;
 }
 
-/* What the pair reader fills in. */
-typedef struct ClusterInput
+/* Joins the buffered edges, in the order they came (ids numbered as seen). */
+static void
+flush_edges(ClusterInput *in)
 {
-	nd_unionfind *uf;
-	idmap_hash *map;
-	Oid			type[2];
-	int64		npairs;
-} ClusterInput;
+	uint32		hash[EDGE_BATCH][2];
+
+	for (int e = 0; e < in->nbatch; e++)
+		for (int s = 0; s < 2; s++)
+		{
+			hash[e][s] = id_hash(in->batch[e][s]);
+			__builtin_prefetch(&in->map->data[hash[e][s] & in->map->sizemask]);
+		}
+	for (int e = 0; e < in->nbatch; e++)
+	{
+		uint32		ia = id_index(in->map, in->uf, in->batch[e][0], hash[e][0]);
+		uint32		ib = id_index(in->map, in->uf, in->batch[e][1], hash[e][1]);
+
+		nd_uf_union(in->uf, ia, ib);
+	}
+	in->npairs += in->nbatch;
+	in->nbatch = 0;
+}
+
+static inline void
+add_edge(ClusterInput *in, int64 a, int64 b)
+{
+	in->batch[in->nbatch][0] = a;
+	in->batch[in->nbatch][1] = b;
+	if (++in->nbatch == EDGE_BATCH)
+		flush_edges(in);
+}
 
 static void
 pairs_shape(TupleDesc desc, double est_rows, void *arg)
 {
 	ClusterInput *in = (ClusterInput *) arg;
+	double		est_ids;
 
-	if (desc->natts != 2)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("pairs query must return two integer columns"),
-				 errdetail("It returns %d columns.", desc->natts)));
-	for (int c = 0; c < 2; c++)
+	if (desc->natts == 1)
 	{
-		/* a domain over an integer type is read as its base type */
-		in->type[c] = getBaseType(TupleDescAttr(desc, c)->atttypid);
-		if (!nd_is_int_type(in->type[c]))
+		/* one array of ids per row */
+		Oid			coltype = getBaseType(TupleDescAttr(desc, 0)->atttypid);
+		Oid			elem = get_element_type(coltype);
+
+		if (OidIsValid(elem))
+			elem = getBaseType(elem);
+		if (!OidIsValid(elem) || !nd_is_int_type(elem))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("pairs query must return two integer columns"),
-					 errdetail("Column %d is of type %s.", c + 1,
-							   format_type_be(TupleDescAttr(desc, c)->atttypid))));
+					 errmsg("pairs query must return two integer columns or one integer array"),
+					 errdetail("Its one column is of type %s.",
+							   format_type_be(TupleDescAttr(desc, 0)->atttypid))));
+		in->arrays = true;
+		in->type[0] = elem;
+		in->elem_len = get_typlen(elem);
+		est_ids = 4 * est_rows;
 	}
+	else
+	{
+		if (desc->natts != 2)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("pairs query must return two integer columns or one integer array"),
+					 errdetail("It returns %d columns.", desc->natts)));
+		for (int c = 0; c < 2; c++)
+		{
+			/* a domain over an integer type is read as its base type */
+			in->type[c] = getBaseType(TupleDescAttr(desc, c)->atttypid);
+			if (!nd_is_int_type(in->type[c]))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("pairs query must return two integer columns or one integer array"),
+						 errdetail("Column %d is of type %s.", c + 1,
+								   format_type_be(TupleDescAttr(desc, c)->atttypid))));
+		}
+		est_ids = 2 * est_rows;
+	}
+	/* about as many ids as the estimate says, so that the table seldom grows */
+	if (est_ids > 1024)
+		idmap_grow(in->map, (uint32) Min(est_ids, (double) PRESIZE_MAX_IDS));
 }
 
 static void
@@ -112,21 +194,86 @@ pairs_row(Datum *values, bool *nulls, void *arg)
 	ClusterInput *in = (ClusterInput *) arg;
 	int64		a,
 				b;
-	uint32		ia,
-				ib;
 
 	/* a pair with an unknown end, or of a row with itself: no edge */
 	if (nulls[0] || nulls[1])
 		return;
 	a = nd_int_datum(values[0], in->type[0]);
 	b = nd_int_datum(values[1], in->type[1]);
-	if (a == b)
+	if (a != b)
+		add_edge(in, a, b);
+}
+
+/* The id at p, an array element of length len. */
+static inline int64
+array_id(const char *p, int16 len)
+{
+	switch (len)
+	{
+		case 2:
+			return *(const int16 *) p;
+		case 4:
+			return *(const int32 *) p;
+		default:
+			return *(const int64 *) p;
+	}
+}
+
+/*
+ * One array: its ids are one cluster, joined as a star around the first
+ * non-NULL id.  NULL elements, and elements equal to the first, add no
+ * edge (as a pair with a NULL end, or of an id with itself).
+ */
+static void
+sets_row(Datum *values, bool *nulls, void *arg)
+{
+	ClusterInput *in = (ClusterInput *) arg;
+	ArrayType  *arr;
+	const char *p;
+	bits8	   *nullmap;
+	int			n;
+	bool		have_first = false;
+	int64		first = 0;
+
+	if (nulls[0])
 		return;
-	/* in this order: ids are numbered as first seen */
-	ia = id_index(in->map, in->uf, a);
-	ib = id_index(in->map, in->uf, b);
-	nd_uf_union(in->uf, ia, ib);
-	in->npairs++;
+	arr = DatumGetArrayTypeP(values[0]);
+	n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	nullmap = ARR_NULLBITMAP(arr);
+	/* integer elements: fixed length, each aligned to its length */
+	p = ARR_DATA_PTR(arr);
+	for (int i = 0; i < n; i++)
+	{
+		int64		id;
+
+		if (nullmap != NULL && (nullmap[i / 8] & (1 << (i % 8))) == 0)
+			continue;
+		id = array_id(p, in->elem_len);
+		p += in->elem_len;
+		if (!have_first)
+		{
+			first = id;
+			have_first = true;
+		}
+		else if (id != first)
+			add_edge(in, first, id);
+		if ((i & 0xFFFF) == 0xFFFF)
+			CHECK_FOR_INTERRUPTS();
+	}
+	/* a copy if it was toasted: rows would otherwise pile up until the end */
+	if ((Pointer) arr != DatumGetPointer(values[0]))
+		pfree(arr);
+}
+
+static void
+input_row(Datum *values, bool *nulls, void *arg)
+{
+	ClusterInput *in = (ClusterInput *) arg;
+
+	if (in->arrays)
+		sets_row(values, nulls, arg);
+	else
+		pairs_row(values, nulls, arg);
 }
 
 PG_FUNCTION_INFO_V1(nd_dedup_clusters);
@@ -155,12 +302,15 @@ nd_dedup_clusters(PG_FUNCTION_ARGS)
 
 	in.uf = &uf;
 	in.map = map;
+	in.arrays = false;
 	in.npairs = 0;
+	in.nbatch = 0;
 	/* a job of its own, so that dedup_keep_one's phase shows again after it */
 	nd_progress_begin("dedup_clusters");
 	nd_query_for_each_row(query, "pairs query",
-						  "Give a SELECT (or VALUES) returning two integer columns.",
-						  pairs_shape, pairs_row, &in);
+						  "Give a SELECT (or VALUES) returning two integer columns or one integer array.",
+						  pairs_shape, input_row, &in);
+	flush_edges(&in);
 
 	ereport(DEBUG1,
 			(errmsg_internal("dedup_clusters: %lld pairs, %u distinct ids, %zu bytes",

@@ -35,6 +35,7 @@ typedef struct RowReceiver
 	nd_query_row_fn row;
 	void	   *arg;
 	double		est_rows;
+	int			ncols;			/* columns passed on: the first one or two */
 	int64		read;
 } RowReceiver;
 
@@ -44,6 +45,7 @@ receiver_startup(DestReceiver *self, int operation, TupleDesc desc)
 	RowReceiver *rr = (RowReceiver *) self;
 
 	rr->shape(desc, rr->est_rows, rr->arg);
+	rr->ncols = Min(desc->natts, 2);
 	nd_progress_phase("reading rows", -1);
 }
 
@@ -51,15 +53,16 @@ static bool
 receiver_row(TupleTableSlot *slot, DestReceiver *self)
 {
 	RowReceiver *rr = (RowReceiver *) self;
-	Datum		values[2];
-	bool		nulls[2];
+	Datum		values[2] = {0, 0};
+	bool		nulls[2] = {true, true};
 
-	/* the shape callback has checked that there are two columns */
-	slot_getsomeattrs(slot, 2);
-	values[0] = slot->tts_values[0];
-	nulls[0] = slot->tts_isnull[0];
-	values[1] = slot->tts_values[1];
-	nulls[1] = slot->tts_isnull[1];
+	/* the shape callback has checked the columns */
+	slot_getsomeattrs(slot, rr->ncols);
+	for (int c = 0; c < rr->ncols; c++)
+	{
+		values[c] = slot->tts_values[c];
+		nulls[c] = slot->tts_isnull[c];
+	}
 	rr->row(values, nulls, rr->arg);
 	if (++rr->read % PROGRESS_ROWS == 0)
 	{

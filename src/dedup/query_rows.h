@@ -20,7 +20,7 @@
  */
 typedef void (*nd_query_shape_fn) (TupleDesc desc, double est_rows, void *arg);
 
-/* one row: its first two columns */
+/* one row: its first two columns (a second is NULL if there is one column) */
 typedef void (*nd_query_row_fn) (Datum *values, bool *nulls, void *arg);
 
 extern void nd_query_for_each_row(const char *query, const char *what,

@@ -366,3 +366,12 @@ if part nightly; then
 	done
 	echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
+
+# HOLD=FILE: keep every node running until FILE is removed (to profile or
+# try a change on the loaded clusters; the nodes' directory is printed).
+if [ -n "${HOLD:-}" ]; then
+	touch "$HOLD"
+	echo "holding the nodes in $ND_MN_DIR until $HOLD is removed"
+	for n in coord one "${ALL[@]}"; do echo "  $n: port $(nd_port "$n")"; done
+	while [ -e "$HOLD" ]; do sleep 5; done
+fi

@@ -51,7 +51,6 @@ INSERT INTO justified VALUES
   ('simhash_layout_insert', 'performance', 'routine is marked as VOLATILE, should be STABLE', 'inserts through EXECUTE'),
   ('simhash_layout_delete', 'performance', 'routine is marked as VOLATILE, should be STABLE', 'deletes through EXECUTE'),
   ('simhash_layout_move', 'performance', 'routine is marked as VOLATILE, should be STABLE', 'moves rows and tables through EXECUTE'),
-  ('simhash_layout_clusters', 'performance', 'routine is marked as VOLATILE, should be STABLE', 'dedup_clusters and the shards'' cluster views run a nightly job, not a query to fold'),
   ('simhash_layout_within', 'warning extra', 'OUT variable "id" is maybe unmodified', 'RETURN QUERY'),
   ('simhash_layout_within', 'warning extra', 'OUT variable "sh" is maybe unmodified', 'RETURN QUERY'),
   ('simhash_layout_within', 'warning extra', 'OUT variable "distance" is maybe unmodified', 'RETURN QUERY'),
