@@ -62,9 +62,9 @@ BEGIN
     FOR b IN 1 .. blocks LOOP
         width := 64 / blocks + CASE WHEN b <= 64 % blocks THEN 1 ELSE 0 END;
         FOR r IN 0 .. ranges - 1 LOOP
-            RETURN QUERY SELECT c.id, c.cluster_id FROM simhash_shard_clusters(format(
+            RETURN QUERY SELECT m.id, c.cluster_id FROM simhash_shard_clusters(format(
                 'SELECT id, sh FROM bl_docs WHERE simhash_block(sh, %s, %s) * %s >> %s = %s',
-                b, blocks, ranges, width, r), b, blocks) c;
+                b, blocks, ranges, width, r), b, blocks) c, unnest(c.ids) m(id);
         END LOOP;
     END LOOP;
 END $$;
@@ -82,10 +82,69 @@ ORDER BY 1, 2;
 
 -- One table per block: the identical codes' pairs are found for block 1
 -- only (they agree on every block, and block 1 comes first).
-SELECT b, (SELECT count(*) FROM simhash_shard_clusters('SELECT id, sh FROM bl_docs', b, 4) c
-           WHERE c.id BETWEEN 2001 AND 2050) AS identical_group_rows,
-       (SELECT count(*) FROM simhash_shard_clusters('SELECT id, sh FROM bl_docs', b, 4)) AS clustered
+SELECT b, (SELECT count(*) FROM simhash_shard_clusters('SELECT id, sh FROM bl_docs', b, 4) c, unnest(c.ids) m(id)
+           WHERE m.id BETWEEN 2001 AND 2050) AS identical_group_rows,
+       (SELECT coalesce(sum(cardinality(ids)), 0) FROM simhash_shard_clusters('SELECT id, sh FROM bl_docs', b, 4)) AS clustered
 FROM generate_series(1, 4) b ORDER BY b;
+
+-- One row per cluster: its ids in order, cluster_id the first, no id in two
+-- clusters, clusters in the order of their first ids.  With copies that
+-- first agree on block 3 (a bit flipped in blocks 1 and 2) and on block 4
+-- (in blocks 1, 2 and 3).
+CREATE TABLE bl_docs2 AS SELECT * FROM bl_docs;
+INSERT INTO bl_docs2
+SELECT 4000 + id, (sh::bigint # (1::bigint << (48 + id % 16)) # (1::bigint << (32 + id % 16)))::simhash64
+FROM bl_codes WHERE id <= 30;
+INSERT INTO bl_docs2
+SELECT 5000 + id, (sh::bigint # (1::bigint << (48 + id % 16)) # (1::bigint << (32 + id % 16))
+                   # (1::bigint << (16 + id % 16)))::simhash64
+FROM bl_codes WHERE id BETWEEN 31 AND 60;
+CREATE TABLE bl_groups AS
+SELECT b, g.n, g.cluster_id, g.ids
+FROM generate_series(1, 4) b,
+     LATERAL (SELECT row_number() OVER () AS n, c.* FROM simhash_shard_clusters(
+         'SELECT id, sh FROM bl_docs2', b, 4) c) g;
+SELECT count(*) AS clusters,
+       count(*) FILTER (WHERE ids[1] <> cluster_id) AS not_first,
+       count(*) FILTER (WHERE ids <> (SELECT array_agg(DISTINCT x ORDER BY x) FROM unnest(ids) x)) AS not_in_order_or_repeated,
+       count(*) FILTER (WHERE cardinality(ids) < 2) AS singletons,
+       (SELECT count(*) FROM (SELECT b, m.id FROM bl_groups, unnest(ids) m(id) GROUP BY 1, 2 HAVING count(*) > 1) x) AS ids_in_two,
+       (SELECT count(*) FROM (SELECT b, n, cluster_id < lag(cluster_id) OVER (PARTITION BY b ORDER BY n) AS back
+                              FROM bl_groups) x WHERE back) AS out_of_order
+FROM bl_groups;
+-- Each block's clusters are the components of the pairs within 3 bits
+-- whose first agreeing block is that block (simhash_pairs, the blocks
+-- compared in SQL).
+SELECT b,
+       (SELECT count(*) FROM (
+           (SELECT m.id, g.cluster_id FROM bl_groups g, unnest(g.ids) m(id) WHERE g.b = bb.b
+            EXCEPT SELECT * FROM dedup_clusters(format($q$
+                SELECT p.id_a, p.id_b FROM simhash_pairs('bl_docs2', 'id', 'sh', 3) p
+                JOIN bl_docs2 x ON x.id = p.id_a JOIN bl_docs2 y ON y.id = p.id_b
+                WHERE simhash_block(x.sh, %1$s, 4) = simhash_block(y.sh, %1$s, 4)
+                  AND NOT EXISTS (SELECT FROM generate_series(1, %1$s - 1) e
+                                  WHERE simhash_block(x.sh, e, 4) = simhash_block(y.sh, e, 4))$q$, b)))
+           UNION ALL
+           (SELECT * FROM dedup_clusters(format($q$
+                SELECT p.id_a, p.id_b FROM simhash_pairs('bl_docs2', 'id', 'sh', 3) p
+                JOIN bl_docs2 x ON x.id = p.id_a JOIN bl_docs2 y ON y.id = p.id_b
+                WHERE simhash_block(x.sh, %1$s, 4) = simhash_block(y.sh, %1$s, 4)
+                  AND NOT EXISTS (SELECT FROM generate_series(1, %1$s - 1) e
+                                  WHERE simhash_block(x.sh, e, 4) = simhash_block(y.sh, e, 4))$q$, b))
+            EXCEPT SELECT m.id, g.cluster_id FROM bl_groups g, unnest(g.ids) m(id) WHERE g.b = bb.b)) d) AS differing,
+       (SELECT sum(cardinality(ids)) FROM bl_groups g WHERE g.b = bb.b) AS ids
+FROM generate_series(1, 4) bb(b) ORDER BY b;
+-- Rows that share an id are one node, as in dedup_clusters: the even rows
+-- twice give the same clusters.
+SELECT count(*) AS differing FROM (
+    (SELECT b, cluster_id, ids FROM bl_groups
+     EXCEPT SELECT b, c.cluster_id, c.ids FROM generate_series(1, 4) b, simhash_shard_clusters(
+         'SELECT id, sh FROM bl_docs2 UNION ALL SELECT id, sh FROM bl_docs2 WHERE id % 2 = 0', b, 4) c)
+    UNION ALL
+    (SELECT b, c.cluster_id, c.ids FROM generate_series(1, 4) b, simhash_shard_clusters(
+         'SELECT id, sh FROM bl_docs2 UNION ALL SELECT id, sh FROM bl_docs2 WHERE id % 2 = 0', b, 4) c
+     EXCEPT SELECT b, cluster_id, ids FROM bl_groups)) d;
+DROP TABLE bl_groups, bl_docs2;
 
 -- Errors: a NULL argument names it (22004); block or blocks out of range.
 \set VERBOSITY terse
@@ -94,6 +153,12 @@ SELECT * FROM simhash_shard_clusters('SELECT id, sh FROM bl_docs', NULL, 4);
 SELECT * FROM simhash_shard_clusters('SELECT id, sh FROM bl_docs', 0, 4);
 SELECT * FROM simhash_shard_clusters('SELECT id, sh FROM bl_docs', 1, 17);
 \set VERBOSITY default
+-- A declaration of another row type (a script that does not match the
+-- library) fails instead of writing an array where a bigint is declared.
+CREATE FUNCTION bl_old_shard_clusters(text, int4, int4) RETURNS TABLE(id bigint, cluster_id bigint)
+AS '$libdir/neardup', 'simhash_shard_clusters' LANGUAGE C STABLE;
+SELECT * FROM bl_old_shard_clusters('SELECT id, sh FROM bl_docs', 1, 4);
+DROP FUNCTION bl_old_shard_clusters(text, int4, int4);
 
 -- simhash_shard_create: every (copy, partition) table with its hamming
 -- index, and a cluster view that reports the part number and each
@@ -106,11 +171,11 @@ INSERT INTO bl_b1_p0 SELECT id, sh FROM bl_docs WHERE id > 2000;
 SELECT part, sum(cardinality(ids)) AS ids, count(*) AS clusters FROM bl_b1_p0_clusters GROUP BY part;
 -- the same clusters as simhash_shard_clusters' rows
 SELECT count(*) AS differing FROM (
-    (SELECT id, cluster_id FROM simhash_shard_clusters('SELECT id, sh FROM bl_b1_p0', 1, 2)
-     EXCEPT ALL SELECT m.id, v.ids[1] FROM bl_b1_p0_clusters v, unnest(v.ids) m(id))
+    (SELECT ids FROM simhash_shard_clusters('SELECT id, sh FROM bl_b1_p0', 1, 2)
+     EXCEPT ALL SELECT ids FROM bl_b1_p0_clusters)
     UNION ALL
-    (SELECT m.id, v.ids[1] FROM bl_b1_p0_clusters v, unnest(v.ids) m(id)
-     EXCEPT ALL SELECT id, cluster_id FROM simhash_shard_clusters('SELECT id, sh FROM bl_b1_p0', 1, 2))) d;
+    (SELECT ids FROM bl_b1_p0_clusters
+     EXCEPT ALL SELECT ids FROM simhash_shard_clusters('SELECT id, sh FROM bl_b1_p0', 1, 2))) d;
 SELECT bool_and(ids = (SELECT array_agg(x ORDER BY x) FROM unnest(ids) x)) AS ids_in_order FROM bl_b1_p0_clusters;
 SELECT part, count(*) FROM bl_b2_p2_clusters GROUP BY part;
 

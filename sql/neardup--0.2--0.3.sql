@@ -872,12 +872,12 @@ COMMENT ON FUNCTION @extschema@.simhash_block(@extschema@.simhash64, pg_catalog.
 
 CREATE FUNCTION @extschema@.simhash_shard_clusters(query pg_catalog.text, block pg_catalog.int4,
                                                    blocks pg_catalog.int4)
-RETURNS TABLE(id pg_catalog.int8, cluster_id pg_catalog.int8)
+RETURNS TABLE(cluster_id pg_catalog.int8, ids pg_catalog.int8[])
 AS 'MODULE_PATHNAME', 'simhash_shard_clusters'
 LANGUAGE C STABLE PARALLEL RESTRICTED ROWS 1000;
 
 COMMENT ON FUNCTION @extschema@.simhash_shard_clusters(pg_catalog.text, pg_catalog.int4, pg_catalog.int4)
-    IS 'clusters of the pairs within blocks - 1 bits whose first agreeing block is block, among the (id, fingerprint) rows of a query: one shard''s share of a block-sharded nightly run';
+    IS 'clusters of the pairs within blocks - 1 bits whose first agreeing block is block, among the (id, fingerprint) rows of a query, one row per cluster with its ids in order: one shard''s share of a block-sharded nightly run';
 
 /* The names a layout's objects take; 42622 when one would be truncated. */
 CREATE FUNCTION @extschema@.simhash_layout_name(layout pg_catalog.text, suffix pg_catalog.text)
@@ -956,9 +956,8 @@ BEGIN
             -- one row per cluster, its ids in order (the first is its
             -- cluster_id): half the text of its edges to the coordinator
             EXECUTE pg_catalog.format(
-                'CREATE VIEW %1$I.%3$I AS SELECT %4$s::pg_catalog.int4 AS part, '
-                'pg_catalog.array_agg(c.id ORDER BY c.id) AS ids '
-                'FROM @extschema@.simhash_shard_clusters(%5$L, %6$s, %7$s) c GROUP BY c.cluster_id',
+                'CREATE VIEW %1$I.%3$I AS SELECT %4$s::pg_catalog.int4 AS part, c.ids '
+                'FROM @extschema@.simhash_shard_clusters(%5$L, %6$s, %7$s) c',
                 nsp, t, t OPERATOR(pg_catalog.||) '_clusters',
                 (b OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.*) partitions OPERATOR(pg_catalog.+) p,
                 pg_catalog.format('SELECT id, sh FROM %I.%I', nsp, t), b, blocks);

@@ -683,7 +683,8 @@ process_runs(table_scan *ts, uint64_t *codes, size_t n, uint64_t m)
  * `to`, leaves every run of codes equal on key and sub-block contiguous
  * (ordered by sub-block, then key), and `from` still sorted for the next
  * sub-table -- instead of a radix sort by key and sub-block, three or four
- * passes.  Only for a sub-block of consecutive bits, at most
+ * passes.  Only for a sub-block of at most two segments of consecutive
+ * bits (a sub-block cut across the table's leading block has two), at most
  * SUB_BLOCK_MAX_BITS wide: SUB_NOT_SORTED if that does not apply;
  * SUB_SORTED_LONG_RUN if some run of `to` is long enough to be split
  * (process_run will need a buffer: the caller gives it `from`).
@@ -693,29 +694,59 @@ process_runs(table_scan *ts, uint64_t *codes, size_t n, uint64_t m)
 #define SUB_SORTED			1
 #define SUB_SORTED_LONG_RUN	2
 
+/* A sub-block as at most two segments of consecutive bits. */
+typedef struct sub_digit
+{
+	int			shift_hi,
+				shift_lo,
+				width_lo;
+	uint64_t	mask_hi,
+				mask_lo;
+} sub_digit;
+
+/* The value of the sub-block's bits, packed: distinct for distinct values. */
+static inline uint32_t
+sub_value(const sub_digit *d, uint64_t x)
+{
+	return (uint32_t) ((((x >> d->shift_hi) & d->mask_hi) << d->width_lo) |
+					   ((x >> d->shift_lo) & d->mask_lo));
+}
+
 static int
 sort_by_sub_block(const uint64_t *from, uint64_t *to, size_t n, uint64_t sub,
 				  uint64_t m, run_state *st)
 {
 	uint32_t	count[1 << SUB_BLOCK_MAX_BITS];
-	int			shift,
-				width;
-	uint64_t	wmask;
+	sub_digit	d = {0, 0, 0, 0, 0};
+	int			width;
+	uint64_t	lo,
+				hi;
 	uint32_t	sum = 0;
 	size_t		i = 0;
 	int			long_run = 0;
 
 	if (sub == 0)
 		return SUB_NOT_SORTED;
-	shift = __builtin_ctzll(sub);
 	width = __builtin_popcountll(sub);
-	if (width > SUB_BLOCK_MAX_BITS || (sub >> shift) != ((uint64_t) 1 << width) - 1)
+	if (width > SUB_BLOCK_MAX_BITS)
 		return SUB_NOT_SORTED;
-	wmask = ((uint64_t) 1 << width) - 1;
+	/* the lowest segment, then what is left must be one more */
+	d.shift_lo = __builtin_ctzll(sub);
+	lo = sub >> d.shift_lo;
+	d.width_lo = __builtin_ctzll(~lo);
+	d.mask_lo = ((uint64_t) 1 << d.width_lo) - 1;
+	hi = sub & ~(d.mask_lo << d.shift_lo);
+	if (hi != 0)
+	{
+		d.shift_hi = __builtin_ctzll(hi);
+		if ((hi >> d.shift_hi) != ((uint64_t) 1 << (width - d.width_lo)) - 1)
+			return SUB_NOT_SORTED;
+		d.mask_hi = ((uint64_t) 1 << (width - d.width_lo)) - 1;
+	}
 	memset(count, 0, sizeof(uint32_t) << width);
 	for (i = 0; i < n; i++)
-		count[(from[i] >> shift) & wmask]++;
-	for (size_t v = 0; v <= wmask; v++)
+		count[sub_value(&d, from[i])]++;
+	for (size_t v = 0; v < ((size_t) 1 << width); v++)
 	{
 		uint32_t	c = count[v];
 
@@ -723,7 +754,7 @@ sort_by_sub_block(const uint64_t *from, uint64_t *to, size_t n, uint64_t sub,
 		sum += c;
 	}
 	for (i = 0; i < n; i++)
-		to[count[(from[i] >> shift) & wmask]++] = from[i];
+		to[count[sub_value(&d, from[i])]++] = from[i];
 	add_work(st, 2 * n);
 
 	for (i = 0; i < n && !long_run;)

@@ -11,7 +11,9 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/memutils.h"
 
 #include "cluster_output.h"
@@ -40,14 +42,17 @@ alone(const nd_unionfind *uf, uint32 i)
 }
 
 /*
- * Merges rows that share an id and writes one (id, cluster_id) per id whose
- * component has at least two distinct ids, in id order.  Rows alone in
- * their component (most rows, usually) are left out first: a row with no
- * near-duplicate cannot add an id to a component, so whether it shares its
- * id with another row changes no output line.
+ * The rows in a component of at least two distinct ids, sorted by id
+ * (byid[i].code: the id with its sign bit flipped, so that unsigned order
+ * is the ids' order; byid[i].id: the element), rows sharing an id joined
+ * into one set, and each root's size slot holding its distinct ids.  Rows
+ * alone in their component (most rows, usually) are left out first: a row
+ * with no near-duplicate cannot add an id to a component, so whether it
+ * shares its id with another row changes no output line.  *n_out: the
+ * rows kept; NULL when there are none.
  */
-void
-nd_clusters_output(nd_unionfind *uf, Tuplestorestate *tupstore, TupleDesc tupdesc)
+static nd_pair_item *
+clustered_rows(nd_unionfind *uf, uint32 *n_out)
 {
 	uint32		n = 0;
 	nd_pair_item *byid;
@@ -56,11 +61,11 @@ nd_clusters_output(nd_unionfind *uf, Tuplestorestate *tupstore, TupleDesc tupdes
 	for (uint32 i = 0; i < uf->n; i++)
 		if (!alone(uf, i))
 			n++;
+	*n_out = n;
 	if (n == 0)
-		return;
+		return NULL;
 	byid = palloc_extended((size_t) n * sizeof(nd_pair_item), MCXT_ALLOC_HUGE);
 	tmp = palloc_extended((size_t) n * sizeof(nd_pair_item), MCXT_ALLOC_HUGE);
-	/* the sign bit flipped: unsigned order of the keys is the ids' order */
 	n = 0;
 	for (uint32 i = 0; i < uf->n; i++)
 		if (!alone(uf, i))
@@ -84,6 +89,18 @@ nd_clusters_output(nd_unionfind *uf, Tuplestorestate *tupstore, TupleDesc tupdes
 	for (uint32 i = 0; i < n; i++)
 		if (i == 0 || byid[i].code != byid[i - 1].code)
 			uf->size[nd_uf_find(uf, (uint32) byid[i].id)]++;
+	return byid;
+}
+
+/*
+ * Writes one (id, cluster_id) per id whose component has at least two
+ * distinct ids, in id order.
+ */
+void
+nd_clusters_output(nd_unionfind *uf, Tuplestorestate *tupstore, TupleDesc tupdesc)
+{
+	uint32		n;
+	nd_pair_item *byid = clustered_rows(uf, &n);
 
 	for (uint32 i = 0; i < n; i++)
 	{
@@ -102,5 +119,73 @@ nd_clusters_output(nd_unionfind *uf, Tuplestorestate *tupstore, TupleDesc tupdes
 		values[1] = Int64GetDatum(uf->min_id[root]);
 		tuplestore_putvalues(tupstore, tupdesc, values, nulls);
 	}
+	if (byid != NULL)
+		pfree(byid);
+}
+
+/*
+ * Writes one (cluster_id, ids) per component of at least two distinct ids:
+ * its ids in order (cluster_id is the first), the components in the order
+ * of their smallest ids.  Walking the ids in order, a component's first id
+ * is its smallest: that is when its place in the output is fixed, and
+ * each id then goes to the next free slot of its component's place.
+ */
+void
+nd_clusters_output_groups(nd_unionfind *uf, Tuplestorestate *tupstore,
+						  TupleDesc tupdesc)
+{
+	uint32		n;
+	nd_pair_item *byid = clustered_rows(uf, &n);
+	uint32	   *next;			/* at a root: the next free slot of its place */
+	uint32	   *order;			/* the roots, by smallest id */
+	Datum	   *ids;
+	uint32		nroots = 0,
+				used = 0;
+
+	if (byid == NULL)
+		return;
+	next = palloc_extended((size_t) uf->n * sizeof(uint32), MCXT_ALLOC_HUGE);
+	order = palloc_extended((size_t) n * sizeof(uint32), MCXT_ALLOC_HUGE);
+	ids = palloc_extended((size_t) n * sizeof(Datum), MCXT_ALLOC_HUGE);
+	for (uint32 i = 0; i < n; i++)
+	{
+		uint32		root;
+
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (i > 0 && byid[i].code == byid[i - 1].code)
+			continue;
+		root = nd_uf_find(uf, (uint32) byid[i].id);
+		if (uf->size[root] < 2)
+			continue;
+		if (uf->id[byid[i].id] == uf->min_id[root])
+		{
+			order[nroots++] = root;
+			next[root] = used;
+			used += uf->size[root];
+		}
+		ids[next[root]++] = Int64GetDatum(uf->id[byid[i].id]);
+	}
 	pfree(byid);
+
+	used = 0;
+	for (uint32 r = 0; r < nroots; r++)
+	{
+		uint32		size = uf->size[order[r]];
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+		ArrayType  *arr;
+
+		CHECK_FOR_INTERRUPTS();
+		arr = construct_array(ids + used, (int) size, INT8OID, sizeof(int64),
+							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+		values[0] = ids[used];
+		values[1] = PointerGetDatum(arr);
+		tuplestore_putvalues(tupstore, tupdesc, values, nulls);
+		pfree(arr);
+		used += size;
+	}
+	pfree(next);
+	pfree(order);
+	pfree(ids);
 }

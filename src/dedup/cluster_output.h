@@ -2,7 +2,8 @@
  *
  * cluster_output.h
  *		The union-find of the clustering functions whose elements are their
- *		input rows: adding a row, and the (id, cluster_id) result.
+ *		input rows: adding a row, and the result, as (id, cluster_id) or
+ *		as (cluster_id, ids).
  *
  *-------------------------------------------------------------------------
  */
@@ -27,5 +28,12 @@ extern uint32 nd_clusters_add_row(nd_unionfind *uf, int64 id, const char *fname)
  */
 extern void nd_clusters_output(nd_unionfind *uf, Tuplestorestate *tupstore,
 							   TupleDesc tupdesc);
+
+/*
+ * One (cluster_id, ids bigint[]) per component with at least two distinct
+ * ids: its ids in order, components in the order of their smallest ids.
+ */
+extern void nd_clusters_output_groups(nd_unionfind *uf, Tuplestorestate *tupstore,
+									  TupleDesc tupdesc);
 
 #endif							/* ND_CLUSTER_OUTPUT_H */

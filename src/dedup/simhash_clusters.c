@@ -20,6 +20,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -60,12 +61,36 @@ clusters_edge(void *arg, int64 a, int64 b, int dist)
 }
 
 /*
+ * The row type the SQL declaration gives (from the installed script) must
+ * be the one this library writes: a library newer than the script, or
+ * older, must fail rather than write an array where a bigint is declared.
+ */
+static void
+check_result_shape(TupleDesc desc, const char *fname, bool groups)
+{
+	Oid			second = groups ? INT8ARRAYOID : INT8OID;
+
+	if (desc->natts != 2 ||
+		TupleDescAttr(desc, 0)->atttypid != INT8OID ||
+		TupleDescAttr(desc, 1)->atttypid != second)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s is declared with a row type that this neardup library does not return", fname),
+				 errdetail("The library returns (%s).",
+						   groups ? "cluster_id bigint, ids bigint[]" : "id bigint, cluster_id bigint"),
+				 errhint("Run ALTER EXTENSION neardup UPDATE.")));
+}
+
+/*
  * The clusters of the pairs within k bits whose first table of the plan
  * (k, blocks) is in [table_begin, table_end); table_end 0 for every table.
+ * As (id, cluster_id) rows, or with groups one (cluster_id, ids) row per
+ * cluster.
  */
 static void
 clusters_run(FunctionCallInfo fcinfo, const char *fname, const char *query, int k,
-			 bool auto_blocks, int blocks, int table_begin, int table_end)
+			 bool auto_blocks, int blocks, int table_begin, int table_end,
+			 bool groups)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext cxt,
@@ -74,6 +99,7 @@ clusters_run(FunctionCallInfo fcinfo, const char *fname, const char *query, int 
 	NdAllPairsSpec spec = {0};
 
 	InitMaterializedSRF(fcinfo, 0);
+	check_result_shape(rsinfo->setDesc, fname, groups);
 
 	/* the sets, in a context of their own: freed at once at the end */
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "simhash_clusters",
@@ -106,7 +132,10 @@ clusters_run(FunctionCallInfo fcinfo, const char *fname, const char *query, int 
 	elog(DEBUG2, "%s: %zu bytes of sets",
 		 fname, MemoryContextMemAllocated(cxt, true));
 	nd_progress_phase("writing clusters", cr.uf.n);
-	nd_clusters_output(&cr.uf, rsinfo->setResult, rsinfo->setDesc);
+	if (groups)
+		nd_clusters_output_groups(&cr.uf, rsinfo->setResult, rsinfo->setDesc);
+	else
+		nd_clusters_output(&cr.uf, rsinfo->setResult, rsinfo->setDesc);
 	nd_progress_end();
 
 	MemoryContextSwitchTo(oldcxt);
@@ -117,7 +146,7 @@ static void
 clusters_body(FunctionCallInfo fcinfo, const char *query, int k, bool auto_blocks,
 			  int blocks)
 {
-	clusters_run(fcinfo, "simhash_clusters", query, k, auto_blocks, blocks, 0, 0);
+	clusters_run(fcinfo, "simhash_clusters", query, k, auto_blocks, blocks, 0, 0, false);
 }
 
 /* simhash_clusters(query text, max_distance int4 DEFAULT 3, blocks int4 DEFAULT NULL) */
@@ -152,7 +181,9 @@ simhash_clusters_relname(PG_FUNCTION_ARGS)
 
 /*
  * simhash_shard_clusters(query text, block int4, blocks int4): the share of
- * one block's shard in a block-sharded clustering (doc/scale-out.md).  The
+ * one block's shard in a block-sharded clustering (doc/scale-out.md), as one
+ * (cluster_id, ids) row per cluster: what crosses the network, and what
+ * dedup_clusters joins as groups on the coordinator.  The
  * rows are those of one range of block values of a copy partitioned by that
  * block; the pairs are those within blocks - 1 bits whose first block of
  * agreement (counting from 1) is `block`, found by the one table of that
@@ -178,6 +209,6 @@ simhash_shard_clusters(PG_FUNCTION_ARGS)
 	blocks = PG_GETARG_INT32(2);
 	nd_check_block_args(block, blocks);
 	clusters_run(fcinfo, "simhash_shard_clusters", query, blocks - 1, false, blocks,
-				 block - 1, block);
+				 block - 1, block, true);
 	return (Datum) 0;
 }

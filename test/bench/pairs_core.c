@@ -7,7 +7,8 @@
  * random low bits: codes concentrated in the last block(s)) or "shardP"
  * (one partition of P of a block-sharded layout's first copy,
  * doc/scale-out.md: the top log2(P) bits zero, and only the first block's
- * table run, in spanning-edge mode, as simhash_shard_clusters does).  simhash-py publishes its find_all for 1M
+ * table run, in spanning-edge mode, as simhash_shard_clusters does;
+ * "shardPbB": the same for copy B, with m blocks of 64 / m bits).  simhash-py publishes its find_all for 1M
  * random hashes, 5 blocks, k = 3 (1.6 s on one core): the same setting
  * here is `pairs_core 1000000 3 5`.
  *
@@ -52,6 +53,7 @@ main(int argc, char **argv)
 	const char *mode = argc > 5 ? argv[5] : "random";
 	uint64_t	vary = 0;
 	int			shard_bits = 0;
+	int			shard_block = 1;
 	nd_pair_item *items = malloc(n * sizeof(nd_pair_item));
 	void	   *scratch = malloc(nd_allpairs_scratch_size(n));
 	nd_pairs_plan plan;
@@ -68,8 +70,12 @@ main(int argc, char **argv)
 	else if (strncmp(mode, "block", 5) == 0)
 		vary = ((uint64_t) 1 << atoi(mode + 5)) - 1;
 	else if (strncmp(mode, "shard", 5) == 0)
+	{
 		while ((1 << shard_bits) < atoi(mode + 5))
 			shard_bits++;
+		if (strchr(mode, 'b') != NULL)
+			shard_block = atoi(strchr(mode, 'b') + 1);
+	}
 	for (size_t i = 0; i < n; i++)
 	{
 		items[i].id = (int64_t) i;
@@ -87,15 +93,18 @@ main(int argc, char **argv)
 		}
 		else
 			items[i].code = rnd();
-		if (shard_bits > 0)
-			items[i].code &= ~(uint64_t) 0 >> shard_bits;
 	}
 	if (m <= 0)
 		m = nd_pairs_auto_blocks(k, (double) n);
+	/* the top bits of block shard_block zero */
+	if (shard_bits > 0)
+		for (size_t i = 0; i < n; i++)
+			items[i].code &= ~((~(uint64_t) 0 >> (64 - shard_bits)) <<
+							   (64 - (shard_block - 1) * (64 / m) - shard_bits));
 	nd_pairs_plan_init(&plan, k, m);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (strncmp(mode, "shard", 5) == 0)
-		nd_allpairs_edges_run(&plan, items, n, 0, 1, scratch, &sink);
+		nd_allpairs_edges_run(&plan, items, n, shard_block - 1, shard_block, scratch, &sink);
 	else
 		nd_allpairs_run(&plan, items, n, 0, plan.ntables, scratch, &sink);
 	clock_gettime(CLOCK_MONOTONIC, &t1);

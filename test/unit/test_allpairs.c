@@ -672,6 +672,37 @@ main(void)
 	}
 
 	/*
+	 * The same for a middle block (a partition of copy 2 or 3): bits 26-47
+	 * take one of 48 values, so table 1 (block 2, bits 32-47 at m = 4) is
+	 * split whole, and one of its sub-blocks is cut across the leading
+	 * block: bits 48-51 and 24-31, two segments (sorted by one counting
+	 * pass all the same).  The last 1,000 codes share bits 16-63 but for
+	 * a few: a long sub-run, split again.
+	 */
+	{
+		size_t		na = 9000;
+		nd_pair_item *it = malloc(na * sizeof(nd_pair_item));
+		uint64_t	mid[48];
+		uint64_t	hole = (((uint64_t) 1 << 22) - 1) << 26;
+
+		for (int v = 0; v < 48; v++)
+			mid[v] = (rnd() >> 42) << 26;
+		for (size_t i = 0; i < na; i++)
+		{
+			if (i >= 8000)
+				it[i].code = (rnd() & 0xFFFF) | (rnd() & 0x0F000000) | (0x5A5ULL << 52) | mid[47];
+			else if (i > 0 && rnd() % 5 == 0)
+				it[i].code = flip_random(it[rnd() % i].code, (int) (rnd() % 5));
+			else
+				it[i].code = (rnd() & ~hole) | mid[rnd() % 48];
+			it[i].id = (int64_t) i;
+		}
+		check("bits 26-47 in 48 values", it, na, 3, 4);
+		check("bits 26-47 in 48 values", it, na, 2, 3);
+		free(it);
+	}
+
+	/*
 	 * ... and that it is the split that runs: table 0 alone over 200,000
 	 * such codes (1,024 values of the first block), the work counted in
 	 * ticks against what scanning its runs would cost.
