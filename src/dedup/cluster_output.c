@@ -93,6 +93,24 @@ clustered_rows(nd_unionfind *uf, uint32 *n_out)
 }
 
 /*
+ * The root of byid[i]'s component when byid[i] is the first row of an id
+ * to report (its component has two distinct ids or more), else
+ * ND_UF_INVALID.
+ */
+static inline uint32
+clustered_root(nd_unionfind *uf, const nd_pair_item *byid, uint32 i)
+{
+	uint32		root;
+
+	if ((i & 0xFFFF) == 0)
+		CHECK_FOR_INTERRUPTS();
+	if (i > 0 && byid[i].code == byid[i - 1].code)
+		return ND_UF_INVALID;
+	root = nd_uf_find(uf, (uint32) byid[i].id);
+	return uf->size[root] < 2 ? ND_UF_INVALID : root;
+}
+
+/*
  * Writes one (id, cluster_id) per id whose component has at least two
  * distinct ids, in id order.
  */
@@ -104,16 +122,11 @@ nd_clusters_output(nd_unionfind *uf, Tuplestorestate *tupstore, TupleDesc tupdes
 
 	for (uint32 i = 0; i < n; i++)
 	{
-		uint32		root;
+		uint32		root = clustered_root(uf, byid, i);
 		Datum		values[2];
 		bool		nulls[2] = {false, false};
 
-		if ((i & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (i > 0 && byid[i].code == byid[i - 1].code)
-			continue;
-		root = nd_uf_find(uf, (uint32) byid[i].id);
-		if (uf->size[root] < 2)
+		if (root == ND_UF_INVALID)
 			continue;
 		values[0] = Int64GetDatum(uf->id[byid[i].id]);
 		values[1] = Int64GetDatum(uf->min_id[root]);
@@ -149,14 +162,9 @@ nd_clusters_output_groups(nd_unionfind *uf, Tuplestorestate *tupstore,
 	ids = palloc_extended((size_t) n * sizeof(Datum), MCXT_ALLOC_HUGE);
 	for (uint32 i = 0; i < n; i++)
 	{
-		uint32		root;
+		uint32		root = clustered_root(uf, byid, i);
 
-		if ((i & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (i > 0 && byid[i].code == byid[i - 1].code)
-			continue;
-		root = nd_uf_find(uf, (uint32) byid[i].id);
-		if (uf->size[root] < 2)
+		if (root == ND_UF_INVALID)
 			continue;
 		if (uf->id[byid[i].id] == uf->min_id[root])
 		{
