@@ -24,7 +24,9 @@
 # copies exist) and of random rows (none within ~15 bits), each query run
 # once to warm and once timed (nd_bench, test/bench/scale_out.sql; KNNQ=0:
 # no KNN); "same?"
-# compares the results' totals across the three setups.  Shards a block
+# compares the results' totals across the three setups.  Then radius 3 at
+# every shard count in rotation, code by code (nd_bench_rotation), for
+# ratios between shard counts that share the machine's load drift.  Shards a block
 # radius query touches: the servers of the partitions its SQL names
 # (simhash_layout_within_sql) over all codes, the Foreign Scans of its
 # EXPLAIN, and the shards' pg_stat_user_tables around single queries.
@@ -243,6 +245,39 @@ if part queries; then
 		done
 		echo "shards with scans in pg_stat_user_tables after one radius-3 query (code:shards): $TOUCHED"
 		TOUCHED=""
+	done
+
+	# The same radius-3 queries at every shard count in rotation, code by
+	# code: the ratios between shard counts no longer depend on how the
+	# machine's load drifted between the phases above.
+	echo
+	echo "== radius 3 at every shard count in rotation, code by code ($QUERIES codes of each kind), p50/p90 ms (ratio of p50s to the first)"
+	for kind in planted random; do
+		for lay in block id; do
+			qs=""
+			for N in $SHARD_COUNTS; do
+				if [ "$lay" = block ]; then
+					qs+="\$q\$SELECT count(*) FROM simhash_layout_within('fp$N', \$1, 3)\$q\$,"
+				else
+					qs+="\$q\$SELECT count(*) FROM docs$N WHERE sh <~> \$1 <= 3\$q\$,"
+				fi
+			done
+			res=$(nd_psql coord -c "SELECT string_agg(round(median_ms::numeric, 2) || '/' || round(p90_ms::numeric, 2) || ' ' || total, ' ' ORDER BY query_no)
+			                        FROM nd_bench_rotation(ARRAY[${qs%,}], '$kind', $QUERIES, $ROWS)")
+			read -ra cells <<<"$res"
+			line=$(printf '%-8s %-6s' "$kind" "$lay")
+			i=0
+			first=""
+			totals=""
+			for N in $SHARD_COUNTS; do
+				p50=${cells[$((2 * i))]%%/*}
+				[ -n "$first" ] || first=$p50
+				line+=$(printf '  %2s shards %13s (%.2fx)' "$N" "${cells[$((2 * i))]}" "$(echo "$p50 / $first" | bc -l)")
+				totals+="${cells[$((2 * i + 1))]} "
+				i=$((i + 1))
+			done
+			echo "$line  totals: $totals"
+		done
 	done
 
 	echo

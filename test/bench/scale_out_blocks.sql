@@ -96,3 +96,43 @@ BEGIN
                   (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY x)::numeric, 2) FROM unnest(te) x));
 END
 $$;
+
+/*
+ * On the coordinator: queries[i] (with $1 = the k-th code of a kind) for
+ * k = 1..n, each query in turn for the same code (each once to warm, then
+ * timed), so that every query sees the same drift of the machine's load;
+ * per query, the median and 90th percentile in ms and the total of the
+ * counts it returned.
+ */
+CREATE FUNCTION nd_bench_rotation(queries text[], kind text, n int, rows bigint)
+RETURNS TABLE(query_no int, median_ms float8, p90_ms float8, total bigint)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    nq int := cardinality(queries);
+    t float8[] := array_fill(NULL::float8, ARRAY[nq, n]);
+    tot bigint[] := array_fill(0::bigint, ARRAY[nq]);
+    t0 timestamptz;
+    c bigint;
+    q simhash64;
+BEGIN
+    FOR k IN 1..n LOOP
+        q := nd_bench_code(k, kind, rows);
+        FOR i IN 1..nq LOOP
+            EXECUTE queries[i] INTO c USING q;
+            t0 := clock_timestamp();
+            EXECUTE queries[i] INTO c USING q;
+            t[i][k] := extract(epoch FROM clock_timestamp() - t0) * 1000;
+            tot[i] := tot[i] + c;
+        END LOOP;
+    END LOOP;
+    FOR i IN 1..nq LOOP
+        query_no := i;
+        total := tot[i];
+        SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x),
+               percentile_cont(0.9) WITHIN GROUP (ORDER BY x)
+        INTO median_ms, p90_ms FROM unnest(t[i:i][1:n]) x;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
