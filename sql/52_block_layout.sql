@@ -284,3 +284,46 @@ SELECT pg_temp.try($$SELECT simhash_layout_delete('bll', ARRAY[1, NULL, 2]::bigi
 SELECT simhash_layout_delete('bll', ARRAY[1, 2]::bigint[]) AS deleted;
 SELECT block, row_count, consistent FROM simhash_layout_check('bll') ORDER BY block;
 SELECT count(*) AS within_0 FROM simhash_layout_within('bll', (SELECT sh FROM bl_codes WHERE id = 3), 0);
+
+-- simhash_layout_within_sql names, in each of the first max_distance + 1
+-- copies, the partition whose bounds hold the fingerprint's block value,
+-- whatever its name; from `blocks` bits up, copy 1 whole.
+CREATE TABLE blw_b1 (id bigint NOT NULL, sh simhash64 NOT NULL) PARTITION BY RANGE (simhash_block(sh, 1, 2));
+CREATE TABLE blw_b1_low PARTITION OF blw_b1 FOR VALUES FROM (0) TO (2147483648);
+CREATE TABLE blw_b1_high PARTITION OF blw_b1 FOR VALUES FROM (2147483648) TO (4294967296);
+CREATE TABLE blw_b2 (id bigint NOT NULL, sh simhash64 NOT NULL) PARTITION BY RANGE (simhash_block(sh, 2, 2));
+CREATE TABLE blw_b2_p0 PARTITION OF blw_b2 FOR VALUES FROM (0) TO (1000);
+CREATE TABLE "blw second" PARTITION OF blw_b2 FOR VALUES FROM (1000) TO (4294967296);
+CREATE VIEW blw AS SELECT id, sh FROM blw_b1;
+SELECT simhash_layout_insert('blw', 'SELECT id, sh FROM bl_docs') AS inserted;
+SELECT simhash_layout_within_sql('blw', '80000000000003e7', 0);
+SELECT simhash_layout_within_sql('blw', '00000001000003e8', 1);
+SELECT simhash_layout_within_sql('blw', '00000001000003e8', 2);
+-- every row once, as a scan finds them, at radius 0 to 3 around codes of
+-- the table and near them
+SELECT r, count(*) AS codes,
+       count(*) FILTER (WHERE got IS DISTINCT FROM want) AS differing,
+       count(*) FILTER (WHERE got <> distinct_ids) AS repeated,
+       sum(want) AS rows
+FROM generate_series(0, 3) r,
+     (SELECT DISTINCT (sh::bigint # (id % 3))::simhash64 AS q FROM bl_docs WHERE id % 7 = 0) c,
+     LATERAL (SELECT count(*) AS got, count(DISTINCT id) AS distinct_ids
+              FROM simhash_layout_within('blw', c.q, r)) g,
+     LATERAL (SELECT count(*) AS want FROM bl_docs d WHERE bit_count(d.sh::bigint::bit(64) # c.q::bigint::bit(64)) <= r) w
+GROUP BY r ORDER BY r;
+-- no partition holds the block value: the arm names the copy, which the
+-- planner prunes; not a layout: 42809
+CREATE TABLE blg_b1 (id bigint NOT NULL, sh simhash64 NOT NULL) PARTITION BY RANGE (simhash_block(sh, 1, 2));
+CREATE TABLE blg_b1_low PARTITION OF blg_b1 FOR VALUES FROM (0) TO (2147483648);
+CREATE TABLE blg_b2 (id bigint NOT NULL, sh simhash64 NOT NULL) PARTITION BY RANGE (simhash_block(sh, 2, 2));
+CREATE TABLE blg_b2_all PARTITION OF blg_b2 FOR VALUES FROM (0) TO (4294967296);
+CREATE VIEW blg AS SELECT id, sh FROM blg_b1;
+SELECT simhash_layout_within_sql('blg', 'ffffffff00000000', 1);
+SELECT count(*) FROM simhash_layout_within('blg', 'ffffffff00000000', 1);
+\set VERBOSITY terse
+SELECT simhash_layout_within_sql('bl_docs', '0000000000000000', 1);
+SELECT simhash_layout_within_sql('blw_b1', '0000000000000000', 1);
+SELECT simhash_layout_within_sql('blw', '0000000000000000', 65);
+\set VERBOSITY default
+DROP VIEW blw, blg;
+DROP TABLE blw_b1, blw_b2, blg_b1, blg_b2;

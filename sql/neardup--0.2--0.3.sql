@@ -1182,80 +1182,17 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_parts(pg_catalog.regclass)
  * partition in each of the first max_distance + 1 copies (the sharpened
  * pigeonhole of nd_permute.h): copy b answers for the rows whose first
  * block equal to the fingerprint's is b, so no row comes twice.  From
- * `blocks` bits up, every partition of the first copy.
+ * `blocks` bits up, every partition of the first copy.  In C
+ * (src/shard/layout_within.c): each copy's partition is found from its
+ * bounds in the relcache, where PL/pgSQL's catalog queries took a third of
+ * a search.
  */
 CREATE FUNCTION @extschema@.simhash_layout_within_sql(layout pg_catalog.regclass,
                                                       fingerprint @extschema@.simhash64,
                                                       max_distance pg_catalog.int4)
 RETURNS pg_catalog.text
-LANGUAGE plpgsql STABLE
-AS $$
-DECLARE
-    l record;
-    q pg_catalog.text := pg_catalog.quote_literal(fingerprint::pg_catalog.text)
-                         OPERATOR(pg_catalog.||) '::@extschema@.simhash64';
-    arm pg_catalog.text;
-    sql pg_catalog.text := '';
-    v pg_catalog.int8;
-    p pg_catalog.int8;
-    span pg_catalog.int8;
-    part pg_catalog.text;
-BEGIN
-    IF layout IS NULL OR fingerprint IS NULL OR max_distance IS NULL THEN
-        RAISE EXCEPTION '% must not be null',
-            CASE WHEN layout IS NULL THEN 'layout' WHEN fingerprint IS NULL THEN 'fingerprint' ELSE 'max_distance' END
-            USING ERRCODE = '22004';
-    END IF;
-    l := @extschema@.simhash_layout_parts(layout);
-    IF max_distance OPERATOR(pg_catalog.<) 0 OR max_distance OPERATOR(pg_catalog.>) 64 THEN
-        RAISE EXCEPTION 'max_distance must be between 0 and 64' USING ERRCODE = '22023';
-    END IF;
-    IF max_distance OPERATOR(pg_catalog.>=) l.blocks THEN
-        RETURN pg_catalog.format(
-            'SELECT id, sh, sh OPERATOR(@extschema@.<~>) %3$s AS distance FROM %1$I.%2$I '
-            'WHERE sh OPERATOR(@extschema@.<~>) %3$s OPERATOR(pg_catalog.<=) %4$s',
-            l.nsp, l.name OPERATOR(pg_catalog.||) '_b1', q, max_distance);
-    END IF;
-    FOR b IN 1 .. max_distance OPERATOR(pg_catalog.+) 1 LOOP
-        v := @extschema@.simhash_block(fingerprint, b, l.blocks);
-        /*
-         * The partition that holds v, read directly rather than pruned to:
-         * PostgreSQL 15 runs a copy pruned to one partition as a plain
-         * Foreign Scan, one shard after another, where the partitions
-         * named in one UNION ALL are read together (Async Foreign Scan).
-         * Partition p of simhash_layout_range starts at floor(p 2^w / P),
-         * 2^w the block's values (its one range when P = 1).
-         */
-        span := (@extschema@.simhash_layout_range(b, l.blocks, 1, 0)).block_to;
-        p := ((v OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.*) l.partitions
-              OPERATOR(pg_catalog.+) span OPERATOR(pg_catalog.-) 1)
-             OPERATOR(pg_catalog./) span OPERATOR(pg_catalog.-) 1;
-        part := pg_catalog.format('%s_b%s_p%s', l.name, b, p);
-        IF NOT EXISTS (
-            SELECT FROM pg_catalog.pg_class c,
-                 @extschema@.simhash_layout_range(b, l.blocks, l.partitions, p::pg_catalog.int4) r
-            WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(pg_catalog.format('%I.%I', l.nsp, part))
-              AND pg_catalog.pg_get_expr(c.relpartbound, c.oid) OPERATOR(pg_catalog.=) pg_catalog.format(
-                  'FOR VALUES FROM (''%s'') TO (''%s'')', r.block_from, r.block_to)) THEN
-            -- not the partition simhash_layout_create made: let the planner prune
-            part := l.name OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) b;
-        END IF;
-        arm := pg_catalog.format(
-            'SELECT id, sh, sh OPERATOR(@extschema@.<~>) %3$s AS distance FROM %1$I.%2$I '
-            'WHERE @extschema@.simhash_block(sh, %4$s, %5$s) OPERATOR(pg_catalog.=) %6$s '
-            'AND sh OPERATOR(@extschema@.<~>) %3$s OPERATOR(pg_catalog.<=) %7$s',
-            l.nsp, part, q, b, l.blocks, v, max_distance);
-        FOR e IN 1 .. b OPERATOR(pg_catalog.-) 1 LOOP
-            arm := arm OPERATOR(pg_catalog.||) pg_catalog.format(
-                ' AND @extschema@.simhash_block(sh, %s, %s) OPERATOR(pg_catalog.<>) %s',
-                e, l.blocks, @extschema@.simhash_block(fingerprint, e, l.blocks));
-        END LOOP;
-        sql := sql OPERATOR(pg_catalog.||) CASE WHEN b OPERATOR(pg_catalog.=) 1 THEN '' ELSE ' UNION ALL ' END
-               OPERATOR(pg_catalog.||) arm;
-    END LOOP;
-    RETURN sql;
-END
-$$;
+AS 'MODULE_PATHNAME', 'simhash_layout_within_sql'
+LANGUAGE C STABLE;
 
 COMMENT ON FUNCTION @extschema@.simhash_layout_within_sql(pg_catalog.regclass, @extschema@.simhash64, pg_catalog.int4)
     IS 'the query simhash_layout_within runs: below the layout''s blocks, one partition in each of max_distance + 1 copies';
