@@ -324,6 +324,14 @@ SELECT count(*) FROM simhash_layout_within('blg', 'ffffffff00000000', 1);
 SELECT simhash_layout_within_sql('bl_docs', '0000000000000000', 1);
 SELECT simhash_layout_within_sql('blw_b1', '0000000000000000', 1);
 SELECT simhash_layout_within_sql('blw', '0000000000000000', 65);
+-- a role that may not read the copies cannot have them locked either
+CREATE ROLE nd_blw_reader;
+GRANT SELECT ON blw TO nd_blw_reader;
+SET ROLE nd_blw_reader;
+SELECT simhash_layout_within_sql('blw', '0000000000000000', 1);
+RESET ROLE;
+DROP OWNED BY nd_blw_reader;
+DROP ROLE nd_blw_reader;
 \set VERBOSITY default
 DROP VIEW blw, blg;
 DROP TABLE blw_b1, blw_b2, blg_b1, blg_b2;

@@ -29,10 +29,12 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "lib/stringinfo.h"
 #include "nodes/primnodes.h"
 #include "partitioning/partbounds.h"
 #include "partitioning/partdesc.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/partcache.h"
@@ -75,6 +77,9 @@ open_copy(const Layout *l, int b)
 	relid = get_relname_relid(copyname, l->nsp);
 	if (!OidIsValid(relid))
 		return NULL;
+	/* the caller reads it (its partitions) in the query: no lock without that */
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, copyname);
 	rel = table_open(relid, AccessShareLock);
 	if (rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
 	{
