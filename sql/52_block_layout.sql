@@ -323,6 +323,11 @@ SELECT count(*) FROM simhash_layout_within('blg', 'ffffffff00000000', 1);
 \set VERBOSITY terse
 SELECT simhash_layout_within_sql('bl_docs', '0000000000000000', 1);
 SELECT simhash_layout_within_sql('blw_b1', '0000000000000000', 1);
+CREATE TABLE blx_b1 (id bigint NOT NULL, sh simhash64 NOT NULL) PARTITION BY RANGE (simhash_block(sh, 2, 2));
+CREATE VIEW blx AS SELECT id, sh FROM blx_b1;
+SELECT simhash_layout_within_sql('blx', '0000000000000000', 1);
+DROP VIEW blx;
+DROP TABLE blx_b1;
 SELECT simhash_layout_within_sql('blw', '0000000000000000', 65);
 -- a role that may not read the copies cannot have them locked either
 CREATE ROLE nd_blw_reader;

@@ -114,7 +114,10 @@ layout_lookup(Oid view, Layout *l)
 		? (FuncExpr *) linitial(key->partexprs) : NULL;
 	fname = (f != NULL && IsA(f, FuncExpr)) ? get_func_name(f->funcid) : NULL;
 	if (fname != NULL && strcmp(fname, "simhash_block") == 0 &&
-		list_length(f->args) == 3 && IsA(lthird(f->args), Const))
+		list_length(f->args) == 3 && IsA(lsecond(f->args), Const) &&
+		!((Const *) lsecond(f->args))->constisnull &&
+		DatumGetInt32(((Const *) lsecond(f->args))->constvalue) == 1 &&
+		IsA(lthird(f->args), Const))
 		c = (Const *) lthird(f->args);
 	if (c == NULL || c->consttype != INT4OID || c->constisnull)
 	{
