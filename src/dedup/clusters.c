@@ -68,8 +68,8 @@ typedef struct IdEntry
  */
 #define EDGE_BATCH		256
 
-/* the estimate sizes the table up to this many ids (a bad one costs less) */
-#define PRESIZE_MAX_IDS	((uint32) 1 << 22)
+/* the estimate sizes the table up to this many ids (16 MB: a bad one costs little) */
+#define PRESIZE_MAX_IDS	((uint32) 1 << 20)
 
 /* What the reader fills in. */
 typedef struct ClusterInput
