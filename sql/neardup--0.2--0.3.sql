@@ -996,8 +996,7 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_check_args(pg_catalog.int4, pg_ca
 
 /*
  * The block values [block_from, block_to) of partition `partition` of copy
- * `block`: the equal ranges simhash_layout_create makes, which
- * simhash_layout_within_sql looks for again.  Block b is 64 / blocks bits
+ * `block`: the equal ranges simhash_layout_create makes.  Block b is 64 / blocks bits
  * wide, one more for the first 64 % blocks (nd_permute.h).
  */
 CREATE FUNCTION @extschema@.simhash_layout_range(block pg_catalog.int4, blocks pg_catalog.int4,

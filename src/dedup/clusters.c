@@ -24,6 +24,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
+#include "utils/arrayaccess.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -79,6 +80,8 @@ typedef struct ClusterInput
 	bool		arrays;			/* one integer-array column, not two ids */
 	Oid			type[2];		/* base types of the ids (of the elements) */
 	int16		elem_len;
+	bool		elem_byval;
+	char		elem_align;
 	int64		npairs;
 	int			nbatch;
 	int64		batch[EDGE_BATCH][2];
@@ -160,7 +163,7 @@ pairs_shape(TupleDesc desc, double est_rows, void *arg)
 							   format_type_be(TupleDescAttr(desc, 0)->atttypid))));
 		in->arrays = true;
 		in->type[0] = elem;
-		in->elem_len = get_typlen(elem);
+		get_typlenbyvalalign(elem, &in->elem_len, &in->elem_byval, &in->elem_align);
 		est_ids = 4 * est_rows;
 	}
 	else
@@ -204,21 +207,6 @@ pairs_row(Datum *values, bool *nulls, void *arg)
 		add_edge(in, a, b);
 }
 
-/* The id at p, an array element of length len. */
-static inline int64
-array_id(const char *p, int16 len)
-{
-	switch (len)
-	{
-		case 2:
-			return *(const int16 *) p;
-		case 4:
-			return *(const int32 *) p;
-		default:
-			return *(const int64 *) p;
-	}
-}
-
 /*
  * One array: its ids are one cluster, joined as a star around the first
  * non-NULL id.  NULL elements, and elements equal to the first, add no
@@ -229,8 +217,7 @@ sets_row(Datum *values, bool *nulls, void *arg)
 {
 	ClusterInput *in = (ClusterInput *) arg;
 	ArrayType  *arr;
-	const char *p;
-	bits8	   *nullmap;
+	array_iter	it;
 	int			n;
 	bool		have_first = false;
 	int64		first = 0;
@@ -239,17 +226,17 @@ sets_row(Datum *values, bool *nulls, void *arg)
 		return;
 	arr = DatumGetArrayTypeP(values[0]);
 	n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
-	nullmap = ARR_NULLBITMAP(arr);
-	/* integer elements: fixed length, each aligned to its length */
-	p = ARR_DATA_PTR(arr);
+	array_iter_setup(&it, (AnyArrayType *) arr);
 	for (int i = 0; i < n; i++)
 	{
+		bool		isnull;
+		Datum		d = array_iter_next(&it, &isnull, i, in->elem_len,
+										in->elem_byval, in->elem_align);
 		int64		id;
 
-		if (nullmap != NULL && (nullmap[i / 8] & (1 << (i % 8))) == 0)
+		if (isnull)
 			continue;
-		id = array_id(p, in->elem_len);
-		p += in->elem_len;
+		id = nd_int_datum(d, in->type[0]);
 		if (!have_first)
 		{
 			first = id;

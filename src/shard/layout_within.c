@@ -50,6 +50,7 @@ typedef struct Layout
 	Oid			nsp;
 	const char *name;
 	int			blocks;
+	Oid			copy1;			/* its first copy, locked by the lookup */
 } Layout;
 
 static void
@@ -125,6 +126,7 @@ layout_lookup(Oid view, Layout *l)
 		not_a_layout(view);
 	}
 	l->blocks = DatumGetInt32(c->constvalue);
+	l->copy1 = RelationGetRelid(copy1);
 	table_close(copy1, NoLock);
 	if (l->blocks < ND_PERMUTE_MIN_BLOCKS || l->blocks > ND_PERMUTE_MAX_BLOCKS)
 		not_a_layout(view);
@@ -173,7 +175,6 @@ simhash_layout_within_sql(PG_FUNCTION_ARGS)
 	Layout		l;
 	nd_layout	blocks;
 	const char *ext;
-	char		hex[17];		/* simhash64_out: 16 hex digits */
 	char	   *q;
 	StringInfoData sql;
 
@@ -191,19 +192,18 @@ simhash_layout_within_sql(PG_FUNCTION_ARGS)
 
 	/* the extension's schema: this function's */
 	ext = quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid)));
-	snprintf(hex, sizeof(hex), "%016llx", (unsigned long long) code);
-	q = psprintf("%s::%s.simhash64", quote_literal_cstr(hex), ext);
+	q = psprintf("%s::%s.simhash64",
+				 quote_literal_cstr(DatumGetCString(DirectFunctionCall1(simhash64_out,
+																		PG_GETARG_DATUM(1)))),
+				 ext);
 	initStringInfo(&sql);
 
 	if (r >= l.blocks)
 	{
-		Relation	copy1 = open_copy(&l, 1);
-
 		appendStringInfo(&sql,
 						 "SELECT id, sh, sh OPERATOR(%1$s.<~>) %2$s AS distance FROM %3$s "
 						 "WHERE sh OPERATOR(%1$s.<~>) %2$s OPERATOR(pg_catalog.<=) %4$d",
-						 ext, q, qualified(RelationGetRelid(copy1)), r);
-		table_close(copy1, NoLock);
+						 ext, q, qualified(l.copy1), r);
 		PG_RETURN_TEXT_P(cstring_to_text(sql.data));
 	}
 

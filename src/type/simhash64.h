@@ -26,6 +26,7 @@ typedef uint64 simhash64;
 
 /* Text input, also used by types that embed a simhash64 */
 extern Datum simhash64_in(PG_FUNCTION_ARGS);
+extern Datum simhash64_out(PG_FUNCTION_ARGS);
 
 /* The SQL type is declared PASSEDBYVALUE, which needs 8-byte Datums */
 #ifndef USE_FLOAT8_BYVAL
