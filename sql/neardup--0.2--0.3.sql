@@ -1535,3 +1535,24 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_move(pg_catalog.regclass, pg_cata
     IS 'move one partition of a block-sharded layout''s copy to another server (its rows and its cluster view)';
 
 -- ===== end section: block-sharded layout =====
+
+-- ===== section: GiST without index-only scans (doc/index-gist.md) =====
+
+/*
+ * PostgreSQL's GiST index-only scans are not interlocked with VACUUM: a
+ * scan copies a leaf page's entries and drops its pin, VACUUM may then
+ * remove entries and rows the scan still holds and mark their heap page
+ * all-visible, and the scan returns them -- rows its snapshot does not see
+ * (a known PostgreSQL bug, present in 15; test/e2e/index_races.sh part 4
+ * reproduces it).  Without a fetch function the planner offers plain index
+ * scans only, which check each row against the snapshot.  Indexes need no
+ * REINDEX.  The function stays: a session that opened a GiST index before
+ * the update keeps its cached support functions, and plans index-only
+ * scans, until it reconnects (doc/upgrading.md); dropped, they would fail
+ * with "cache lookup failed".
+ */
+ALTER OPERATOR FAMILY @extschema@.simhash64_gist_ops USING gist
+    DROP FUNCTION 9 (@extschema@.simhash64, @extschema@.simhash64);
+COMMENT ON FUNCTION @extschema@.gist_simhash64_fetch(pg_catalog.internal) IS 'GiST support of 0.1 and 0.2 (index-only scans), unused since 0.3: no operator class names it';
+
+-- ===== end section: GiST without index-only scans =====

@@ -110,7 +110,11 @@ gist_hamming_ball_compress(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(leaf_entry(entry, DatumGetHammingBallP(entry->key)->center));
 }
 
-/* Index-only scans: a leaf key gives back its code. */
+/*
+ * Index-only scans: a leaf key gives back its code.  Only 0.1 and 0.2 name
+ * it; 0.3 drops it from the operator family, as GiST's index-only scans
+ * may return rows VACUUM removed under them (sql/neardup--0.2--0.3.sql).
+ */
 PG_FUNCTION_INFO_V1(gist_simhash64_fetch);
 Datum
 gist_simhash64_fetch(PG_FUNCTION_ARGS)

@@ -66,7 +66,8 @@ CREATE TEMP TABLE touched (variant text, what text, kind text, avg_pages float8,
 CREATE TEMP TABLE workload (what text, sql text);
 INSERT INTO workload VALUES
   ('knn10', 'SELECT string_agg(d::text, '','' ORDER BY d) FROM (SELECT id, sh <~> %L AS d FROM doc ORDER BY sh <~> %L LIMIT 10) s'),
-  -- the same, index-only (GiST rebuilds every leaf tuple it queues)
+  -- the same, the codes only (an index-only scan before 0.3, which gave
+  -- the operator class no fetch function: doc/index-gist.md)
   ('knn10 ios', 'SELECT string_agg(d::text, '','' ORDER BY d) FROM (SELECT sh <~> %L AS d FROM doc ORDER BY sh <~> %L LIMIT 10) s'),
   ('k=0', 'SELECT count(id)::text FROM doc WHERE sh <@ hamming_ball(%L, 0)'),
   ('k=1', 'SELECT count(id)::text FROM doc WHERE sh <@ hamming_ball(%L, 1)'),

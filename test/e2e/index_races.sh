@@ -31,7 +31,12 @@
 #      snapshot sees; the VACUUM completes once the cursor's transaction
 #      ends.  (0.2: no pin, no cleanup lock; the VACUUM finished at once and
 #      the cursor returned all 50 rows.)  The same scenario with a B-tree
-#      index first, as the control: it behaves so.
+#      index first, as the control: it behaves so.  Then over GiST, whose
+#      VACUUM takes no cleanup lock and does not wait: 0.3's operator class
+#      has no fetch function, so the cursor is a plain index scan and
+#      returns the 25 rows.  (0.2: an index-only scan, which returned rows
+#      the VACUUM removed -- PostgreSQL's bug; an operator class with 0.2's
+#      fetch function shows it, reported and not checked.)
 #
 # Checks marked "setup:" verify that a reproduction did what it needs to,
 # those marked "control:" that a check tells right from wrong; both pass on
@@ -499,20 +504,32 @@ part3() {
 # ios_vacuum LABEL TABLE INDEX USING CONDITION: the scenario of part 4 on
 # a new table with one index (INDEX, USING: its access method and column),
 # the cursor's query being SELECT sh FROM TABLE WHERE CONDITION.
-ios_vacuum() {
-	local label=$1 tbl=$2 idx=$3 using=$4 cond=$5 plan first rest nfirst nrest waited= finished_before out nidx i D
-	# 1,000 rows, ids 101..150 (on heap page 0) of code q; the others random.
+# ios_table LABEL TABLE INDEX USING: part 4's table: 1,000 rows, ids
+# 101..150 (on heap page 0) of code q, the others random; the odd ones of
+# the 50 deleted, and page 0 pruned (its deleted rows become dead line
+# pointers), as VACUUM's heap pass would: VACUUM then removes them even
+# while a scan pins the page.
+ios_table() {
+	local label=$1 tbl=$2 idx=$3 using=$4
 	psql_q -c "CREATE TABLE $tbl (id int, sh simhash64) WITH (autovacuum_enabled = off)" \
 		-c "INSERT INTO $tbl SELECT i, CASE WHEN i BETWEEN 101 AND 150 THEN '$q'::simhash64 ELSE hashint8extended(i, 7)::simhash64 END
 		    FROM generate_series(1, 1000) i" \
 		-c "CREATE INDEX $idx ON $tbl USING $using" \
 		-c "VACUUM ANALYZE $tbl" \
 		-c "DELETE FROM $tbl WHERE id BETWEEN 101 AND 150 AND id % 2 = 1"
-	# Prune page 0 (its deleted rows become dead line pointers), as VACUUM's
-	# heap pass would: VACUUM then removes them even while a scan pins the page.
 	psql_q -c "SET enable_indexscan = off" -c "SET enable_indexonlyscan = off" -c "SET enable_bitmapscan = off" \
 		-c "SET max_parallel_workers_per_gather = 0" -c "SELECT count(*) FROM $tbl" >/dev/null
-	echo "# $label: $tbl page 0: $(psql_q -c "SELECT count(*) FILTER (WHERE lp_flags = 3) || ' dead line pointers, ' || count(*) FILTER (WHERE lp_flags = 1) || ' rows' FROM heap_page_items(get_raw_page('$tbl', 0))")"
+	echo "# $label: $tbl page 0: $(page0 "$tbl")"
+}
+# page0 TABLE: the line pointers of heap page 0 by state.
+page0() {
+	psql_q -c "SELECT count(*) FILTER (WHERE lp_flags = 3) || ' dead line pointers, ' || count(*) FILTER (WHERE lp_flags = 0) || ' unused, '
+	                  || count(*) FILTER (WHERE lp_flags = 1) || ' rows' FROM heap_page_items(get_raw_page('$1', 0))"
+}
+
+ios_vacuum() {
+	local label=$1 tbl=$2 idx=$3 using=$4 cond=$5 plan first rest nfirst nrest waited= finished_before out nidx i D
+	ios_table "$label" "$tbl" "$idx" "$using"
 
 	c_open
 	decl="DECLARE c CURSOR FOR SELECT sh FROM $tbl WHERE $cond"
@@ -587,6 +604,28 @@ ios_vacuum() {
 	psql_q -c "DROP TABLE $tbl"
 }
 
+# gist_vacuum LABEL TABLE INDEX OPCLASS: the same cursor over a GiST index
+# with operator class OPCLASS.  PostgreSQL's GiST scans copy a leaf page's
+# matches and drop the pin, and GiST's VACUUM takes no cleanup lock: it does
+# not wait.  Prints the plan's scan, the rows the cursor returned and page
+# 0's line pointers after the VACUUM, '|'-separated.
+gist_vacuum() {
+	local label=$1 tbl=$2 idx=$3 opclass=$4 plan first rest after
+	ios_table "$label" "$tbl" "$idx" "gist (sh $opclass)" >&2
+	c_open
+	decl="DECLARE c CURSOR FOR SELECT sh FROM $tbl WHERE sh <~> '$q' <= 3"
+	plan=$(c_run "BEGIN ISOLATION LEVEL REPEATABLE READ; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; EXPLAIN (COSTS OFF) $decl;")
+	first=$(c_run "$decl; FETCH 1 FROM c;")
+	psql_q -c "VACUUM (INDEX_CLEANUP ON) $tbl"
+	after=$(page0 "$tbl")
+	rest=$(c_run "FETCH ALL FROM c;")
+	c_run "COMMIT;" >/dev/null
+	c_close
+	psql_q -c "DROP TABLE $tbl"
+	printf '%s|%s|%s\n' "$(grep -oE '(Index Only Scan|Index Scan|Seq Scan)' <<<"$plan" | head -1)" \
+		"$(($(grep -c . <<<"$first" || true) + $(grep -c . <<<"$rest" || true)))" "$after"
+}
+
 part4() {
 	echo "# 4. an index-only scan (cursor) while VACUUM removes rows it has found"
 	q=$(psql_q -c "SELECT nd_center(7)")
@@ -595,6 +634,43 @@ part4() {
 	ios_vacuum "control (btree)" t4b t4b_bt "btree (sh)" "sh = '$q'"
 	ios_vacuum "hamming" t4 t4_ham "hamming (sh)" "sh <~> '$q' <= 3"
 	ios_vacuum "hamming, the first VACUUM cancelled while it waits" t4c t4c_ham "hamming (sh)" "sh <~> '$q' <= 3" cancel
+	# GiST: 0.3's operator class has no fetch function, so the scan is a
+	# plain index scan, which checks each row against the snapshot.  The
+	# control: the same operator class with 0.2's fetch function, an
+	# index-only scan, which (PostgreSQL's bug) may return the rows VACUUM
+	# removed under it; reported, not checked, since a PostgreSQL release
+	# may fix it.
+	local g scan rows after
+	g=$(gist_vacuum "GiST (simhash64_gist_ops)" t4g t4g_gist "")
+	IFS='|' read -r scan rows after <<<"$g"
+	echo "# GiST: $scan; the cursor returned $rows rows; page 0 after the VACUUM: $after"
+	ok $([ "$scan" = "Index Scan" ] && echo 0 || echo 1) \
+		"GiST: the cursor's query (SELECT sh) is a plain index scan, not an index-only scan ($scan)"
+	ok $(grep -q '^0 dead line pointers, 25 unused' <<<"$after" && echo 0 || echo 1) \
+		"setup: GiST: the VACUUM ran while the cursor was open and freed the 25 deleted rows' slots ($after)"
+	ok $([ "$rows" = 25 ] && echo 0 || echo 1) \
+		"GiST: the cursor returns the 25 rows its snapshot sees (got $rows), not the ones VACUUM removed"
+	psql_q <<'EOF' >/dev/null
+CREATE FUNCTION nd_gist_fetch_02(internal) RETURNS internal
+    AS '$libdir/neardup', 'gist_simhash64_fetch' LANGUAGE C IMMUTABLE STRICT;
+CREATE OPERATOR CLASS nd_gist_fetch_ops FOR TYPE simhash64 USING gist AS
+    OPERATOR 8 <@ (simhash64, hamming_ball),
+    OPERATOR 15 <~> (simhash64, simhash64) FOR ORDER BY integer_ops,
+    OPERATOR 18 = (simhash64, simhash64),
+    FUNCTION 1 gist_simhash64_consistent(internal, simhash64, int2, oid, internal),
+    FUNCTION 2 gist_simhash64_union(internal, internal),
+    FUNCTION 3 gist_simhash64_compress(internal),
+    FUNCTION 5 gist_simhash64_penalty(internal, internal, internal),
+    FUNCTION 6 gist_simhash64_picksplit(internal, internal),
+    FUNCTION 7 gist_simhash64_same(simhash64_gist_key, simhash64_gist_key, internal),
+    FUNCTION 8 gist_simhash64_distance(internal, simhash64, int2, oid, internal),
+    FUNCTION 9 nd_gist_fetch_02(internal),
+    FUNCTION 11 gist_simhash64_sortsupport(internal),
+    STORAGE simhash64_gist_key;
+EOF
+	g=$(gist_vacuum "control (GiST with a fetch function)" t4f t4f_gist "nd_gist_fetch_ops")
+	IFS='|' read -r scan rows after <<<"$g"
+	echo "# control (GiST with 0.2's fetch function): $scan; the cursor returned $rows rows (25 are visible); page 0 after the VACUUM: $after"
 }
 
 # ND_RACES_PARTS: which parts to run (all by default).

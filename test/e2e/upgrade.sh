@@ -71,6 +71,13 @@ band_query="SELECT string_agg(a.id || ':' || b.id, ',' ORDER BY a.id, b.id) FROM
 	ON minhash_similar(b.sig, a.sig, 0.6, 16, 8) AND a.id < b.id WHERE a.id % 97 = 0 AND a.sig IS NOT NULL"
 psql_q -d upd -c "SET enable_indexscan = off" -c "SET enable_bitmapscan = off" -c "$band_query" >"$work/bands_seq"
 
+# gist_scan: how a new session scans docs_gist for SELECT sh ... ORDER BY <~>.
+gist_scan() {
+	psql_q -d upd -c "SET enable_seqscan = off" -c "SET enable_bitmapscan = off" \
+		-c "EXPLAIN (COSTS OFF) SELECT sh FROM docs ORDER BY sh <~> nd_center(3) LIMIT 5" |
+		grep -oE '(Index Only Scan|Index Scan) using docs_gist' | head -1
+}
+gist_before=$(gist_scan)
 psql_q -d upd -c "ALTER EXTENSION neardup UPDATE"
 default=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$ND_ROOT/neardup.control")
 [ "$(psql_q -d upd -c "SELECT extversion FROM pg_extension WHERE extname = 'neardup'")" = "$default" ]
@@ -79,6 +86,11 @@ ok $? "ALTER EXTENSION neardup UPDATE reaches the default version $default"
 # every old index answers as a sequential scan does, after the update
 PGDATABASE=upd nd_check_ok "GIN index built under 0.1 answers as a seq scan after the update" docs docs_gin docs_gist
 PGDATABASE=upd nd_check_ok "GiST index built under 0.1 answers as a seq scan after the update" docs docs_gist docs_gin
+# 0.3 took the fetch function out of the GiST operator family (GiST's
+# index-only scans are not interlocked with VACUUM): a new session plans a
+# plain index scan of the old index where 0.1 planned an index-only one.
+[ "$gist_before" = "Index Only Scan using docs_gist" ] && [ "$(gist_scan)" = "Index Scan using docs_gist" ]
+ok $? "GiST index built under 0.1: an index-only scan before the update, a plain index scan after it (before: $gist_before)"
 psql_q -d upd -c "SET enable_seqscan = off" -c "EXPLAIN (COSTS OFF) $band_query" >"$work/bands_plan"
 psql_q -d upd -c "SET enable_seqscan = off" -c "$band_query" >"$work/bands_idx"
 grep -q "docs_bands" "$work/bands_plan" && [ -s "$work/bands_seq" ] && cmp -s "$work/bands_seq" "$work/bands_idx"
