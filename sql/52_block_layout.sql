@@ -323,11 +323,35 @@ SELECT count(*) FROM simhash_layout_within('blg', 'ffffffff00000000', 1);
 \set VERBOSITY terse
 SELECT simhash_layout_within_sql('bl_docs', '0000000000000000', 1);
 SELECT simhash_layout_within_sql('blw_b1', '0000000000000000', 1);
-CREATE TABLE blx_b1 (id bigint NOT NULL, sh simhash64 NOT NULL) PARTITION BY RANGE (simhash_block(sh, 2, 2));
-CREATE VIEW blx AS SELECT id, sh FROM blx_b1;
-SELECT simhash_layout_within_sql('blx', '0000000000000000', 1);
-DROP VIEW blx;
-DROP TABLE blx_b1;
+\set VERBOSITY default
+-- What is a layout: one lookup (src/shard/layout_catalog.c) for
+-- simhash_layout_blocks, which the PL/pgSQL functions call, and for
+-- simhash_layout_within_sql.  Copy 1 must be partitioned by exactly
+-- simhash_block(<column>, 1, m), m a constant from 2 to 16.
+CREATE FUNCTION pg_temp.layout_shape(copy1 text) RETURNS TABLE (blocks text, within_sql text)
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE 'CREATE TABLE blx_b1 ' || copy1;
+    CREATE VIEW blx AS SELECT id, sh FROM blx_b1;
+    blocks := pg_temp.try($q$SELECT simhash_layout_blocks('blx')$q$);
+    within_sql := left(pg_temp.try($q$SELECT simhash_layout_within_sql('blx', '0000000000000000', 1)$q$), 60);
+    DROP VIEW blx;
+    DROP TABLE blx_b1;
+    RETURN NEXT;
+END
+$$;
+SELECT shape, s.* FROM (VALUES
+    ('(id bigint, sh simhash64) PARTITION BY RANGE (simhash_block(sh, 1, 2))'),
+    ('(id bigint, sh simhash64) PARTITION BY LIST (simhash_block(sh, 1, 16))'),
+    ('(id bigint, sh simhash64) PARTITION BY RANGE (simhash_block(sh, 2, 2))'),
+    ('(id bigint, sh simhash64) PARTITION BY RANGE ((simhash_block(sh, 1, 2) + 0))'),
+    ('(id bigint, sh simhash64) PARTITION BY RANGE (id, simhash_block(sh, 1, 2))'),
+    ('(id bigint, sh simhash64) PARTITION BY RANGE (simhash_block(sh, 1, 17))'),
+    ('(id bigint, sh simhash64) PARTITION BY RANGE (simhash_block(sh, 1, 1))'),
+    ('(id bigint, sh simhash64) PARTITION BY RANGE (id)'),
+    ('(id bigint, sh simhash64)')
+) v(shape), LATERAL pg_temp.layout_shape(shape) s;
+\set VERBOSITY terse
 SELECT simhash_layout_within_sql('blw', '0000000000000000', 65);
 -- a role that may not read the copies cannot have them locked either
 CREATE ROLE nd_blw_reader;

@@ -1109,33 +1109,16 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_create(pg_catalog.text, pg_catalo
     IS 'on the coordinator: a block-sharded layout of (id, fingerprint) rows over postgres_fdw servers, one copy per block partitioned by that block''s value';
 
 /*
- * A layout's blocks, from the partition key of its first copy; 42809 for
- * anything that is not a layout's view.
+ * A layout's blocks, from the partition key of its first copy, <name>_b1:
+ * simhash_block(sh, 1, blocks); 42809 for anything that is not a layout's
+ * view.  Read from the catalogs without a lock or a privilege on the
+ * copies (src/shard/layout_catalog.c, which simhash_layout_within_sql
+ * shares).
  */
 CREATE FUNCTION @extschema@.simhash_layout_blocks(layout pg_catalog.regclass)
 RETURNS pg_catalog.int4
-LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
-AS $$
-DECLARE
-    copy1 pg_catalog.oid;
-    m pg_catalog.int4;
-BEGIN
-    SELECT c.oid INTO copy1
-    FROM pg_catalog.pg_class v
-    JOIN pg_catalog.pg_class c ON c.relnamespace OPERATOR(pg_catalog.=) v.relnamespace
-         AND c.relname OPERATOR(pg_catalog.=) (v.relname OPERATOR(pg_catalog.||) '_b1')
-    WHERE v.oid OPERATOR(pg_catalog.=) layout AND c.relkind OPERATOR(pg_catalog.=) 'p';
-    IF copy1 IS NOT NULL THEN
-        m := pg_catalog.substring(pg_catalog.pg_get_partkeydef(copy1),
-                                  'simhash_block\(sh, 1, ([0-9]+)\)')::pg_catalog.int4;
-    END IF;
-    IF m IS NULL THEN
-        RAISE EXCEPTION '"%" is not a block-sharded layout', layout USING ERRCODE = '42809',
-            HINT = 'Name the view that simhash_layout_create() made.';
-    END IF;
-    RETURN m;
-END
-$$;
+AS 'MODULE_PATHNAME', 'simhash_layout_blocks'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION @extschema@.simhash_layout_blocks(pg_catalog.regclass)
     IS 'the blocks (copies) of a block-sharded layout, named by its view';

@@ -31,7 +31,6 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "lib/stringinfo.h"
-#include "nodes/primnodes.h"
 #include "partitioning/partbounds.h"
 #include "partitioning/partdesc.h"
 #include "utils/acl.h"
@@ -40,28 +39,10 @@
 #include "utils/partcache.h"
 #include "utils/rel.h"
 
+#include "layout_catalog.h"
 #include "nd_permute.h"
 #include "query_rows.h"
 #include "simhash64.h"
-
-/* A layout named by its view: its schema, name and blocks. */
-typedef struct Layout
-{
-	Oid			nsp;
-	const char *name;
-	int			blocks;
-	Oid			copy1;			/* its first copy, locked by the lookup */
-} Layout;
-
-static void
-not_a_layout(Oid relid)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-			 errmsg("\"%s\" is not a block-sharded layout",
-					DatumGetCString(DirectFunctionCall1(regclassout, ObjectIdGetDatum(relid)))),
-			 errhint("Name the view that simhash_layout_create() made.")));
-}
 
 /*
  * Copy b of a layout (from 1): its partitioned table <name>_b<b>, locked
@@ -91,45 +72,20 @@ open_copy(const Layout *l, int b)
 }
 
 /*
- * The blocks m of copy 1's partition key simhash_block(sh, 1, m), as
- * simhash_layout_create makes it; 42809 for anything else.
+ * The layout a view names (layout_catalog.c), its first copy checked for
+ * SELECT and locked; 42809 if the view names none.
  */
 static void
 layout_lookup(Oid view, Layout *l)
 {
 	Relation	copy1;
-	PartitionKey key;
-	FuncExpr   *f;
-	Const	   *c = NULL;
-	char	   *fname;
 
-	l->name = get_rel_name(view);
-	if (l->name == NULL)
-		not_a_layout(view);
-	l->nsp = get_rel_namespace(view);
+	layout_find(view, l);
 	copy1 = open_copy(l, 1);
-	if (copy1 == NULL)
-		not_a_layout(view);
-	key = RelationGetPartitionKey(copy1);
-	f = (key->partnatts == 1 && key->partattrs[0] == 0 && key->partexprs != NIL)
-		? (FuncExpr *) linitial(key->partexprs) : NULL;
-	fname = (f != NULL && IsA(f, FuncExpr)) ? get_func_name(f->funcid) : NULL;
-	if (fname != NULL && strcmp(fname, "simhash_block") == 0 &&
-		list_length(f->args) == 3 && IsA(lsecond(f->args), Const) &&
-		!((Const *) lsecond(f->args))->constisnull &&
-		DatumGetInt32(((Const *) lsecond(f->args))->constvalue) == 1 &&
-		IsA(lthird(f->args), Const))
-		c = (Const *) lthird(f->args);
-	if (c == NULL || c->consttype != INT4OID || c->constisnull)
-	{
-		table_close(copy1, AccessShareLock);
-		not_a_layout(view);
-	}
-	l->blocks = DatumGetInt32(c->constvalue);
-	l->copy1 = RelationGetRelid(copy1);
+	/* dropped, or dropped and made again, since the lookup */
+	if (copy1 == NULL || RelationGetRelid(copy1) != l->copy1)
+		layout_not_found(view);
 	table_close(copy1, NoLock);
-	if (l->blocks < ND_PERMUTE_MIN_BLOCKS || l->blocks > ND_PERMUTE_MAX_BLOCKS)
-		not_a_layout(view);
 }
 
 /*

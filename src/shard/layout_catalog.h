@@ -1,0 +1,23 @@
+/*-------------------------------------------------------------------------
+ *
+ * layout_catalog.h
+ *		A block-sharded layout, named by its view, as the catalogs give it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef LAYOUT_CATALOG_H
+#define LAYOUT_CATALOG_H
+
+/* A layout named by its view: its schema, name, blocks and first copy. */
+typedef struct Layout
+{
+	Oid			nsp;
+	const char *name;
+	int			blocks;
+	Oid			copy1;			/* <name>_b1, partitioned by simhash_block(sh, 1, blocks) */
+} Layout;
+
+extern void layout_find(Oid view, Layout *l);
+extern void layout_not_found(Oid view) pg_attribute_noreturn();
+
+#endif							/* LAYOUT_CATALOG_H */
