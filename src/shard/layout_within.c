@@ -72,10 +72,10 @@ open_copy(const Layout *l, int b)
 }
 
 /*
- * The layout a view names (layout_catalog.c), its first copy checked for
- * SELECT and locked; 42809 if the view names none.
+ * The layout a view names (layout_catalog.c) and its first copy, checked
+ * for SELECT and locked; 42809 if the view names none.
  */
-static void
+static Relation
 layout_lookup(Oid view, Layout *l)
 {
 	Relation	copy1;
@@ -85,7 +85,7 @@ layout_lookup(Oid view, Layout *l)
 	/* dropped, or dropped and made again, since the lookup */
 	if (copy1 == NULL || RelationGetRelid(copy1) != l->copy1)
 		layout_not_found(view);
-	table_close(copy1, NoLock);
+	return copy1;
 }
 
 /*
@@ -129,6 +129,7 @@ simhash_layout_within_sql(PG_FUNCTION_ARGS)
 	uint64		code;
 	int32		r;
 	Layout		l;
+	Relation	copy1;
 	nd_layout	blocks;
 	const char *ext;
 	char	   *q;
@@ -140,7 +141,7 @@ simhash_layout_within_sql(PG_FUNCTION_ARGS)
 	view = PG_GETARG_OID(0);
 	code = PG_GETARG_SIMHASH64(1);
 	r = PG_GETARG_INT32(2);
-	layout_lookup(view, &l);
+	copy1 = layout_lookup(view, &l);
 	if (r < 0 || r > 64)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -160,6 +161,7 @@ simhash_layout_within_sql(PG_FUNCTION_ARGS)
 						 "SELECT id, sh, sh OPERATOR(%1$s.<~>) %2$s AS distance FROM %3$s "
 						 "WHERE sh OPERATOR(%1$s.<~>) %2$s OPERATOR(pg_catalog.<=) %4$d",
 						 ext, q, qualified(l.copy1), r);
+		table_close(copy1, NoLock);
 		PG_RETURN_TEXT_P(cstring_to_text(sql.data));
 	}
 
@@ -167,7 +169,7 @@ simhash_layout_within_sql(PG_FUNCTION_ARGS)
 	for (int b = 1; b <= r + 1; b++)
 	{
 		int64		v = (int64) nd_block(&blocks, b - 1, code);
-		Relation	copy = open_copy(&l, b);
+		Relation	copy = b == 1 ? copy1 : open_copy(&l, b);
 		Oid			part;
 
 		if (copy == NULL)
