@@ -33,6 +33,7 @@ trap 'rm -rf "$work"' EXIT
 declare -A released=(
 	[sql/neardup--0.1.sql]=0d87f2972fd43078f5db0fdd2c7b16b11e6533700938140ae972364ed6a9d18f
 	[sql/neardup--0.1--0.2.sql]=58a0a1b883cb1c312e77704ff129c1a4b812c864058a01c5e5288e4b73913348
+	[sql/neardup--0.2--0.3.sql]=a678074077db9e3fbede41a1f582cd296e50a7ac290665d878ac48e5fc73778f
 )
 for f in "${!released[@]}"; do
 	sum=$(sha256sum "$ND_ROOT/$f" | cut -d' ' -f1)

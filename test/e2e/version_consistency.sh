@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # One version number, everywhere a release names it:
-#   - neardup.control's default_version (X.Y) is the version;
-#   - the newest update script, sql/neardup--*--X.Y.sql, leads to it, and
+#   - neardup.control's default_version (X.Y, or X.Y.Z for a fix release)
+#     is the version;
+#   - the newest update script, sql/neardup--*--X.Y[.Z].sql, leads to it, and
 #     the update scripts chain from 0.1 to it with no gap;
 #   - META.json (PGXN Meta Spec 1.0.0, which wants semantic versions) has
-#     X.Y.0 as the distribution's and the extension's version, and the
+#     X.Y.0 (X.Y.Z) as the distribution's and the extension's version, and the
 #     spec's required keys;
-#   - debian/changelog's newest entry has X.Y as its upstream version;
-#   - `make dist` writes neardup-X.Y.zip with its files under neardup-X.Y/
+#   - debian/changelog's newest entry has the version as its upstream one;
+#   - `make dist` writes neardup-VERSION.zip with its files under neardup-VERSION/
 #     (needs a git checkout);
 #   - and the comparison fails on a copy of the files whose META.json says
 #     another version (the control: this test can fail).
@@ -27,12 +28,17 @@ json() {
 	python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
+# semver VERSION: PGXN's form of a version (X.Y -> X.Y.0; X.Y.Z as it is)
+semver() {
+	if [[ $1 =~ ^[0-9]+\.[0-9]+$ ]]; then echo "$1.0"; else echo "$1"; fi
+}
+
 # mismatches DIR: one line per place whose version differs from the
 # control file's (nothing when all agree).
 mismatches() {
-	local dir=$1 v newest chain meta_v prov_v deb_v
+	local dir=$1 v sem newest chain meta_v prov_v deb_v
 	v=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$dir/neardup.control")
-	[[ $v =~ ^[0-9]+\.[0-9]+$ ]] || echo "neardup.control: default_version '$v' is not X.Y"
+	[[ $v =~ ^[0-9]+\.[0-9]+(\.[0-9]+)?$ ]] || echo "neardup.control: default_version '$v' is not X.Y or X.Y.Z"
 	newest=$(ls "$dir"/sql/neardup--*--*.sql | sed 's/.*--\(.*\)\.sql$/\1/' | sort -V | tail -1)
 	[ "$newest" = "$v" ] || echo "newest update script leads to $newest, not $v"
 	# the chain: from 0.1, each script's target is the next one's source
@@ -42,10 +48,11 @@ mismatches() {
 		chain=$(echo "$next" | sed 's/.*--\(.*\)\.sql$/\1/')
 	done
 	[ "$chain" = "$v" ] || echo "the update scripts from 0.1 end at $chain, not $v"
+	sem=$(semver "$v")
 	meta_v=$(json "$dir/META.json" 'm["version"]' 2>&1)
-	[ "$meta_v" = "$v.0" ] || echo "META.json: version $meta_v, not $v.0"
+	[ "$meta_v" = "$sem" ] || echo "META.json: version $meta_v, not $sem"
 	prov_v=$(json "$dir/META.json" 'm["provides"]["neardup"]["version"]' 2>&1)
-	[ "$prov_v" = "$v.0" ] || echo "META.json: provides.neardup.version $prov_v, not $v.0"
+	[ "$prov_v" = "$sem" ] || echo "META.json: provides.neardup.version $prov_v, not $sem"
 	deb_v=$(sed -n '1s/^neardup (\([^)-]*\)-[^)]*).*/\1/p' "$dir/debian/changelog")
 	[ "$deb_v" = "$v" ] || echo "debian/changelog: upstream version '$deb_v', not $v"
 }
@@ -102,8 +109,8 @@ cp "$ROOT/neardup.control" "$ROOT/META.json" "$ctl/"
 cp "$ROOT"/sql/neardup--*.sql "$ctl/sql/"
 cp "$ROOT/debian/changelog" "$ctl/debian/"
 [ -z "$(mismatches "$ctl")" ] || echo "# the copy differs before it is changed"
-sed -i 's/"version": "'"$version"'.0"/"version": "9.9.0"/' "$ctl/META.json"
+sed -i 's/"version": "'"$(semver "$version")"'"/"version": "9.9.0"/' "$ctl/META.json"
 wrong=$(mismatches "$ctl")
 echo "# control: ${wrong//$'\n'/; }"
-[[ $wrong == *"META.json: version 9.9.0, not $version.0"* ]]
+[[ $wrong == *"META.json: version 9.9.0, not $(semver "$version")"* ]]
 ok $? "a META.json naming another version fails the comparison (control)"
