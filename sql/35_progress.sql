@@ -100,6 +100,23 @@ COMMIT;
 SELECT count(*) FROM neardup_progress() WHERE pid = pg_backend_pid();
 SELECT neardup_progress_begin(NULL);
 SELECT neardup_progress_phase('step 2', -1);
+-- a NULL phase, from a role with no privileges (0.3 crashed the backend
+-- here: it wrote into a string literal), inside and outside a job
+CREATE ROLE regress_progress_nobody;
+SET ROLE regress_progress_nobody;
+SELECT neardup_progress_phase(NULL, NULL);
+BEGIN;
+SELECT neardup_progress_begin('nobody''s job'), neardup_progress_phase(NULL, NULL);
+SELECT job, phase IS NULL AS no_phase, done, total FROM neardup_progress() WHERE pid = pg_backend_pid();
+SELECT neardup_progress_phase(repeat('é', 100), 7);
+SELECT job, octet_length(phase) <= 47 AS cut_within_slot, phase = repeat('é', length(phase)) AS cut_between_characters, total
+FROM neardup_progress() WHERE pid = pg_backend_pid();
+COMMIT;
+-- outside a job, phase changes nothing
+SELECT neardup_progress_phase('no job', 1);
+SELECT count(*) FROM neardup_progress() WHERE pid = pg_backend_pid();
+RESET ROLE;
+DROP ROLE regress_progress_nobody;
 
 -- A statement that fingerprints texts: "fingerprinting", the functions it
 -- calls, and how many texts so far (published every 10,000 texts or 8 MB

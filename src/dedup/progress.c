@@ -19,7 +19,9 @@
  * the (sub)transaction the job began in, and at backend exit: an error, a
  * cancelled query or a streamed result that is never read to its end leaves
  * nothing behind.  With all slots taken (more than ND_PROGRESS_SLOTS jobs
- * at once) a job runs unreported.
+ * at once) a job runs unreported.  So that one role cannot blind the table
+ * for everyone, a role other than a superuser holds at most
+ * ND_PROGRESS_ROLE_SLOTS slots at once; its further jobs run unreported.
  *
  * The text fingerprint functions (simhash(text), simhash(tsvector),
  * minhash(text)) are not jobs: a bulk UPDATE calls them once per row and
@@ -29,8 +31,15 @@
  * "fingerprinting" that belongs to the statement: the slot remembers the
  * statement's start, and neardup_progress() shows it only while the
  * backend still runs that statement (pg_stat_activity's query_start and
- * state); the slot itself is freed at transaction end.  Inside a job the
- * job reports, not the fingerprints.
+ * state).  Once that statement has ended the slot is free for the taking:
+ * a job that finds no free slot reclaims one whose statement is over,
+ * so sessions left idle in a transaction after a bulk UPDATE hold no
+ * slot.  Otherwise it is freed at transaction end.  Inside a job the job
+ * reports, not the fingerprints.
+ *
+ * Any role may call neardup_progress_begin/phase/end (dedup_keep_one, a
+ * SECURITY INVOKER function, calls them with its caller's rights): they
+ * write only the caller's own slot, under the cap above.
  *
  *-------------------------------------------------------------------------
  */
@@ -55,6 +64,7 @@
 #include "progress.h"
 
 #define ND_PROGRESS_SLOTS	64
+#define ND_PROGRESS_ROLE_SLOTS	(ND_PROGRESS_SLOTS / 4)
 #define ND_PROGRESS_PHASE	48
 #define ND_PROGRESS_NEST	8
 
@@ -112,6 +122,7 @@ static int64 fp_bytes = 0;		/* since the last report */
 static int	fp_kinds = 0;		/* ND_FINGERPRINT_* bits */
 
 static void progress_release(void);
+static bool fingerprinting_statement_runs(const NdProgressSlot *slot);
 
 static void
 progress_xact_callback(XactEvent event, void *arg)
@@ -171,10 +182,80 @@ progress_release(void)
 	my_depth = 0;
 }
 
+/* A slot of this backend for job, its counts and times still to be set */
+static void
+progress_slot_init(NdProgressSlot *slot, const char *job)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	memset(slot, 0, sizeof(NdProgressSlot));
+	slot->pid = MyProcPid;
+	slot->dbid = MyDatabaseId;
+	slot->userid = GetUserId();
+	strlcpy(slot->job, job, sizeof(slot->job));
+	slot->started = now;
+	slot->phase_started = now;
+}
+
+/*
+ * Takes a slot for this backend, filled with *init; -1 when none may be
+ * had.  First a free one; failing that (the table full, or the role at its
+ * cap), a fingerprinting slot whose statement is over.  Whether a
+ * statement is over is read from pg_stat_activity, which allocates, so it
+ * is worked out on a copy of the table outside the lock, and a slot is
+ * reclaimed only if it still holds what the copy showed.
+ */
+static int
+progress_claim(const NdProgressSlot *init)
+{
+	bool		capped = !superuser();
+	NdProgressSlot seen[ND_PROGRESS_SLOTS];
+	bool		over[ND_PROGRESS_SLOTS];
+
+	for (int pass = 0; pass < 2; pass++)
+	{
+		int			held = 0;
+		int			found = -1;
+
+		if (pass == 1)
+		{
+			SpinLockAcquire(&progress->mutex);
+			memcpy(seen, progress->slots, sizeof(seen));
+			SpinLockRelease(&progress->mutex);
+			/* a fresh view of the other backends, not this transaction's */
+			pgstat_clear_backend_activity_snapshot();
+			for (int i = 0; i < ND_PROGRESS_SLOTS; i++)
+				over[i] = seen[i].pid != 0 && seen[i].pid != MyProcPid &&
+					seen[i].statement != 0 && !fingerprinting_statement_runs(&seen[i]);
+		}
+
+		SpinLockAcquire(&progress->mutex);
+		for (int i = 0; i < ND_PROGRESS_SLOTS; i++)
+		{
+			NdProgressSlot *slot = &progress->slots[i];
+			bool		reclaimable = pass == 1 && over[i] &&
+				slot->pid == seen[i].pid && slot->statement == seen[i].statement;
+
+			if (slot->pid != 0 && !reclaimable && slot->userid == init->userid)
+				held++;
+			if (found < 0 && (slot->pid == 0 || reclaimable))
+				found = i;
+		}
+		if (found >= 0 && !(capped && held >= ND_PROGRESS_ROLE_SLOTS))
+		{
+			progress->slots[found] = *init;
+			SpinLockRelease(&progress->mutex);
+			return found;
+		}
+		SpinLockRelease(&progress->mutex);
+	}
+	return -1;
+}
+
 void
 nd_progress_begin(const char *function)
 {
-	TimestampTz now;
+	NdProgressSlot init;
 
 	if (my_depth > 0)
 	{
@@ -196,57 +277,57 @@ nd_progress_begin(const char *function)
 	progress_attach();
 	my_depth = 1;
 	my_nest_level = GetCurrentTransactionNestLevel();
-	now = GetCurrentTimestamp();
 
-	SpinLockAcquire(&progress->mutex);
-	for (int i = 0; i < ND_PROGRESS_SLOTS; i++)
+	progress_slot_init(&init, function);
+	init.total = -1;
+
+	/* the statement's fingerprinting slot, if still ours, becomes the job's */
+	if (my_slot >= 0)
 	{
-		NdProgressSlot *slot = &progress->slots[i];
-
-		/* the statement's fingerprinting slot, if any, becomes the job's */
-		if (my_slot >= 0 ? i != my_slot : slot->pid != 0)
-			continue;
-		slot->pid = MyProcPid;
-		slot->dbid = MyDatabaseId;
-		slot->userid = GetUserId();
-		strlcpy(slot->job, function, sizeof(slot->job));
-		slot->phase[0] = '\0';
-		slot->done = 0;
-		slot->total = -1;
-		slot->started = now;
-		slot->phase_started = now;
-		slot->statement = 0;
-		my_slot = i;
-		break;
+		SpinLockAcquire(&progress->mutex);
+		if (progress->slots[my_slot].pid == MyProcPid)
+			progress->slots[my_slot] = init;
+		else
+			my_slot = -1;		/* reclaimed after its statement ended */
+		SpinLockRelease(&progress->mutex);
 	}
-	SpinLockRelease(&progress->mutex);
+	if (my_slot < 0)
+		my_slot = progress_claim(&init);
 	if (my_slot < 0)
 		elog(DEBUG1, "%s: no free progress slot, running unreported", function);
 }
 
+/*
+ * Outside a job these do nothing: this backend may then hold only a
+ * fingerprinting slot, which another backend may have reclaimed.
+ */
 void
 nd_progress_phase(const char *phase, int64 total)
 {
 	TimestampTz now;
 
-	if (my_slot < 0)
+	if (my_slot < 0 || my_depth == 0)
 		return;
 	now = GetCurrentTimestamp();
 	SpinLockAcquire(&progress->mutex);
-	strlcpy(progress->slots[my_slot].phase, phase, ND_PROGRESS_PHASE);
-	progress->slots[my_slot].done = 0;
-	progress->slots[my_slot].total = total;
-	progress->slots[my_slot].phase_started = now;
+	if (progress->slots[my_slot].pid == MyProcPid)
+	{
+		strlcpy(progress->slots[my_slot].phase, phase, ND_PROGRESS_PHASE);
+		progress->slots[my_slot].done = 0;
+		progress->slots[my_slot].total = total;
+		progress->slots[my_slot].phase_started = now;
+	}
 	SpinLockRelease(&progress->mutex);
 }
 
 void
 nd_progress_done(int64 done)
 {
-	if (my_slot < 0)
+	if (my_slot < 0 || my_depth == 0)
 		return;
 	SpinLockAcquire(&progress->mutex);
-	progress->slots[my_slot].done = done;
+	if (progress->slots[my_slot].pid == MyProcPid)
+		progress->slots[my_slot].done = done;
 	SpinLockRelease(&progress->mutex);
 }
 
@@ -299,7 +380,8 @@ PG_FUNCTION_INFO_V1(nd_progress_phase_sql);
 Datum
 nd_progress_phase_sql(PG_FUNCTION_ARGS)
 {
-	char	   *phase = PG_ARGISNULL(0) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(0));
+	/* a copy of its own: the terminator below is written into it */
+	char	   *phase = PG_ARGISNULL(0) ? pstrdup("") : text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int64		total = PG_ARGISNULL(1) ? -1 : PG_GETARG_INT64(1);
 
 	if (total < -1 || (total == -1 && !PG_ARGISNULL(1)))
@@ -356,33 +438,36 @@ nd_progress_fingerprint(int kind, Size len)
 			 (fp_kinds & ND_FINGERPRINT_SIMHASH) && (fp_kinds & ND_FINGERPRINT_MINHASH) ? ", " : "",
 			 (fp_kinds & ND_FINGERPRINT_MINHASH) ? "minhash" : "");
 	progress_attach();
-	SpinLockAcquire(&progress->mutex);
-	if (my_slot < 0)
-	{
-		for (int i = 0; i < ND_PROGRESS_SLOTS; i++)
-		{
-			if (progress->slots[i].pid != 0)
-				continue;
-			progress->slots[i].pid = MyProcPid;
-			progress->slots[i].dbid = MyDatabaseId;
-			progress->slots[i].userid = GetUserId();
-			my_slot = i;
-			break;
-		}
-	}
 	if (my_slot >= 0)
 	{
-		NdProgressSlot *slot = &progress->slots[my_slot];
+		SpinLockAcquire(&progress->mutex);
+		if (progress->slots[my_slot].pid == MyProcPid)
+		{
+			NdProgressSlot *slot = &progress->slots[my_slot];
 
-		strlcpy(slot->job, "fingerprinting", sizeof(slot->job));
-		strlcpy(slot->phase, phase, sizeof(slot->phase));
-		slot->done = fp_count;
-		slot->total = -1;
-		slot->started = statement;
-		slot->phase_started = statement;
-		slot->statement = statement;
+			strlcpy(slot->phase, phase, sizeof(slot->phase));
+			slot->done = fp_count;
+			slot->started = statement;
+			slot->phase_started = statement;
+			slot->statement = statement;
+		}
+		else
+			my_slot = -1;		/* reclaimed after its statement ended */
+		SpinLockRelease(&progress->mutex);
 	}
-	SpinLockRelease(&progress->mutex);
+	if (my_slot < 0)
+	{
+		NdProgressSlot init;
+
+		progress_slot_init(&init, "fingerprinting");
+		strlcpy(init.phase, phase, sizeof(init.phase));
+		init.done = fp_count;
+		init.total = -1;
+		init.started = statement;
+		init.phase_started = statement;
+		init.statement = statement;
+		my_slot = progress_claim(&init);
+	}
 }
 
 /*
