@@ -21,7 +21,8 @@ set -euo pipefail
 . "$ND_E2E_LIB/common.sh"
 work=$(mktemp -d /tmp/nd-progress.XXXXXX)
 chmod 777 "$work"
-trap 'rm -rf "$work"' EXIT
+# idle sessions of the slot tests (below) end with the script, however it ends
+trap '[ -f "$work/idle.pids" ] && xargs kill <"$work/idle.pids" 2>/dev/null; rm -rf "$work"' EXIT
 
 psql_q -c "CREATE EXTENSION neardup" -c "
 CREATE TABLE pt AS SELECT i::bigint AS id, (hashint8extended(i, 0) # (i % 1000))::simhash64 AS sh,
@@ -141,6 +142,58 @@ after=$(psql_q -c "SELECT count(*) FROM neardup_progress() WHERE pid = $pid")
 ok $? "its fingerprinting row went with the statement ($after)"
 release 43
 wait "$a" || true
+
+# One role cannot blind the table of 64 slots for everyone.  64 sessions,
+# 16 of each of four roles with no privileges, fingerprint 10,000 texts
+# each and then sit idle in their transactions: their rows are not shown
+# (the statements are over), and a superuser's job still gets a slot,
+# reclaimed from them.  Then 17 sessions of one role each hold a job of
+# their own, idle: 16 are shown (a role holds at most 16 slots), none is
+# hidden, and the superuser's job is shown beside them (0.3 showed none of
+# the superuser's jobs in the first case and all 17 in the second).
+psql_q -c "CREATE ROLE blind1" -c "CREATE ROLE blind2" -c "CREATE ROLE blind3" -c "CREATE ROLE blind4"
+idle_sessions=()
+# idle ROLE SQL: a session of ROLE that runs SQL in a transaction, then idles
+# (psql reads the SQL, then waits on its input, a sleep whose pid is kept)
+idle() {
+	(echo "$BASHPID" >>"$work/idle.pids"; printf 'SET ROLE %s;\nBEGIN;\n%s\n' "$1" "$2"; exec sleep 600) |
+		psql -X -q -o /dev/null &
+	idle_sessions+=($!)
+}
+end_idle() {
+	xargs kill <"$work/idle.pids" 2>/dev/null || true
+	rm -f "$work/idle.pids"
+	wait "${idle_sessions[@]}" 2>/dev/null || true
+	idle_sessions=()
+}
+for r in 1 2 3 4; do
+	for i in $(seq 16); do
+		idle "blind$r" "SELECT count(simhash('w' || i)) FROM generate_series(1, 10000) i;"
+	done
+done
+nd_wait_for "(SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE '%simhash(''w''%') = 64"
+ok $? "64 sessions of four roles fingerprinted 10,000 texts each and idle in their transactions"
+after=$(psql_q -c "SELECT count(*) FROM neardup_progress() p JOIN pg_stat_activity a USING (pid) WHERE a.state = 'idle in transaction'")
+[ "$after" = 0 ]
+ok $? "none of their fingerprinting rows is shown once their statements are over ($after)"
+row=$(psql_q -c "BEGIN" -c "DO \$\$ BEGIN PERFORM neardup_progress_begin('superuser job'); END \$\$" \
+	-c "SELECT job FROM neardup_progress() WHERE pid = pg_backend_pid()" -c "COMMIT")
+[ "$row" = "superuser job" ]
+ok $? "a superuser's job gets a slot and shows ($row)"
+end_idle
+for i in $(seq 17); do
+	idle blind1 "SELECT neardup_progress_begin('held ' || $i);"
+done
+nd_wait_for "(SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE '%neardup_progress_begin%') = 17"
+ok $? "17 sessions of one role hold a job each, idle in their transactions"
+held=$(psql_q -c "SELECT count(*) FROM neardup_progress() WHERE job LIKE 'held %'")
+[ "$held" = 16 ]
+ok $? "16 of them are shown: a role holds at most 16 of the 64 slots ($held)"
+row=$(psql_q -c "BEGIN" -c "DO \$\$ BEGIN PERFORM neardup_progress_begin('superuser job'); END \$\$" \
+	-c "SELECT job FROM neardup_progress() WHERE pid = pg_backend_pid()" -c "COMMIT")
+[ "$row" = "superuser job" ]
+ok $? "a superuser's job still gets a slot beside them ($row)"
+end_idle
 
 # A job that fails (a division by zero at row 25,000) leaves no row, and
 # the next job of the same session is reported again.
