@@ -35,6 +35,7 @@
 
 #include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/table.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
@@ -164,7 +165,18 @@ simhash_radius_indexes(PG_FUNCTION_ARGS)
 	if (!cat->installed)
 		PG_RETURN_VOID();
 
-	rel = table_open(relid, AccessShareLock);
+	/* an OID that names no relation is the caller's error, not ours */
+	rel = try_relation_open(relid, AccessShareLock);
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (rel->rd_rel->relkind == RELKIND_INDEX ||
+		rel->rd_rel->relkind == RELKIND_PARTITIONED_INDEX ||
+		rel->rd_rel->relkind == RELKIND_COMPOSITE_TYPE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a table", RelationGetRelationName(rel))));
 	attnum = get_attnum(relid, NameStr(*column));
 	if (attnum == InvalidAttrNumber)
 		ereport(ERROR,
@@ -188,6 +200,6 @@ simhash_radius_indexes(PG_FUNCTION_ARGS)
 		}
 	}
 	list_free(indexes);
-	table_close(rel, AccessShareLock);
+	relation_close(rel, AccessShareLock);
 	PG_RETURN_VOID();
 }
