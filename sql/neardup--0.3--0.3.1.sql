@@ -95,9 +95,9 @@ LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
     l record;
-    counts pg_catalog.int8[] := '{}';
-    ids pg_catalog.int8[] := '{}';
-    rows_ pg_catalog.numeric[] := '{}';
+    counts pg_catalog.int8[] := '{}'::pg_catalog.int8[];
+    ids pg_catalog.int8[] := '{}'::pg_catalog.int8[];
+    rows_ pg_catalog.numeric[] := '{}'::pg_catalog.numeric[];
     d record;
     same pg_catalog.int4;
 BEGIN
