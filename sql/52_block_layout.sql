@@ -325,10 +325,11 @@ SELECT block, row_count, consistent FROM simhash_layout_check('blc') ORDER BY bl
 -- (0A000) before anything is looked up or changed, naming the procedure
 -- that moves in committed steps; the procedure refuses to run inside a
 -- transaction block (2D000) and checks its arguments.
-\set VERBOSITY verbose
 SELECT simhash_layout_move('bll', 1, 0, 'no_such_server');
+\echo :LAST_ERROR_SQLSTATE
 BEGIN;
 CALL simhash_layout_move_partition('bll', 1, 0, 'no_such_server');
+\echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 \set VERBOSITY terse
 CALL simhash_layout_move_partition('bll', NULL, 0, 'no_such_server');
@@ -423,9 +424,8 @@ FROM (SELECT DISTINCT (sh::bigint # (1::bigint << (id % 64)::int))::simhash64 AS
      LATERAL (SELECT pg_temp.try(format('SELECT count(*) FROM simhash_layout_within(%L, %L, 1)', 'blk', c.q))) g(got),
      LATERAL (SELECT 'ok: ' || count(*) FROM bl_docs d WHERE d.sh <~> c.q <= 1) w(want)
 GROUP BY 1 ORDER BY 1;
-\set VERBOSITY verbose
 SELECT simhash_layout_blocks('blk');
-\set VERBOSITY default
+\echo :LAST_ERROR_SQLSTATE
 -- copy 2's key in other shapes; the layout's functions all refuse it
 CREATE SCHEMA bl_other;
 CREATE FUNCTION bl_other.simhash_block(simhash64, int4, int4) RETURNS int8
