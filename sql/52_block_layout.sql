@@ -285,6 +285,58 @@ SELECT simhash_layout_delete('bll', ARRAY[1, 2]::bigint[]) AS deleted;
 SELECT block, row_count, consistent FROM simhash_layout_check('bll') ORDER BY block;
 SELECT count(*) AS within_0 FROM simhash_layout_within('bll', (SELECT sh FROM bl_codes WHERE id = 3), 0);
 
+-- simhash_layout_check compares the copies with each other: a copy is
+-- consistent when its rows (count, and checksums of its ids and of its
+-- (id, fingerprint) rows) are those of more than half of the copies.  A
+-- layout of three copies, each one local partition.
+CREATE TABLE blc_b1 (id bigint NOT NULL, sh simhash64 NOT NULL) PARTITION BY RANGE (simhash_block(sh, 1, 3));
+CREATE TABLE blc_b1_p0 PARTITION OF blc_b1 FOR VALUES FROM (0) TO (4194304);
+CREATE TABLE blc_b2 (id bigint NOT NULL, sh simhash64 NOT NULL) PARTITION BY RANGE (simhash_block(sh, 2, 3));
+CREATE TABLE blc_b2_p0 PARTITION OF blc_b2 FOR VALUES FROM (0) TO (2097152);
+CREATE TABLE blc_b3 (id bigint NOT NULL, sh simhash64 NOT NULL) PARTITION BY RANGE (simhash_block(sh, 3, 3));
+CREATE TABLE blc_b3_p0 PARTITION OF blc_b3 FOR VALUES FROM (0) TO (2097152);
+CREATE VIEW blc AS SELECT id, sh FROM blc_b1;
+SELECT simhash_layout_insert('blc', 'SELECT id, sh FROM bl_codes WHERE id <= 20') AS inserted;
+SELECT block, row_count, consistent FROM simhash_layout_check('blc') ORDER BY block;
+-- copy 1 lost its rows (as a move whose new shard failed to commit left
+-- it): copy 1 differs, the two intact copies do not
+BEGIN;
+DELETE FROM blc_b1_p0;
+SELECT block, row_count, consistent FROM simhash_layout_check('blc') ORDER BY block;
+ROLLBACK;
+-- a fingerprint changed in copy 2 only: the same ids, copy 2 differs
+BEGIN;
+UPDATE blc_b2_p0 SET sh = (sh::bigint # 1)::simhash64 WHERE id = 7;
+SELECT block, row_count, consistent FROM simhash_layout_check('blc') ORDER BY block;
+ROLLBACK;
+-- two copies that differ: no majority, neither is called consistent
+BEGIN;
+UPDATE bll_b2_p0 SET sh = (sh::bigint # 1)::simhash64 WHERE id = 7;
+SELECT block, row_count, consistent FROM simhash_layout_check('bll') ORDER BY block;
+ROLLBACK;
+-- simhash_layout_delete returns the most rows deleted from any copy, and
+-- warns with each copy's count when they differ (id 5 missing from copy 1)
+DELETE FROM blc_b1_p0 WHERE id = 5;
+SELECT simhash_layout_delete('blc', ARRAY[5, 6]::bigint[]) AS deleted;
+SELECT simhash_layout_delete('blc', ARRAY[8, 9, 10]::bigint[]) AS deleted;
+SELECT block, row_count, consistent FROM simhash_layout_check('blc') ORDER BY block;
+
+-- simhash_layout_move cannot move a partition in one transaction: refused
+-- (0A000) before anything is looked up or changed, naming the procedure
+-- that moves in committed steps; the procedure refuses to run inside a
+-- transaction block (2D000) and checks its arguments.
+SELECT simhash_layout_move('bll', 1, 0, 'no_such_server');
+\echo :LAST_ERROR_SQLSTATE
+BEGIN;
+CALL simhash_layout_move_partition('bll', 1, 0, 'no_such_server');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+\set VERBOSITY terse
+CALL simhash_layout_move_partition('bll', NULL, 0, 'no_such_server');
+CALL simhash_layout_move_partition('bll', 3, 0, 'no_such_server');
+CALL simhash_layout_move_partition('bll', 1, 0, 'no_such_server');
+\set VERBOSITY default
+
 -- simhash_layout_within_sql names, in each of the first max_distance + 1
 -- copies, the partition whose bounds hold the fingerprint's block value,
 -- whatever its name; from `blocks` bits up, copy 1 whole.
@@ -351,6 +403,75 @@ SELECT shape, s.* FROM (VALUES
     ('(id bigint, sh simhash64) PARTITION BY RANGE (id)'),
     ('(id bigint, sh simhash64)')
 ) v(shape), LATERAL pg_temp.layout_shape(shape) s;
+-- Every copy's key is checked, not only copy 1's: the extension's
+-- simhash_block (by its OID, not its name), on the column sh, with the
+-- copy's block and the layout's m.  A copy partitioned otherwise holds its
+-- rows in partitions the searches do not read for them; such a layout is
+-- refused (42809) by every function.  Copy 2 partitioned by block 1:
+CREATE TABLE blk_b1 (id bigint NOT NULL, sh simhash64 NOT NULL, sh2 simhash64) PARTITION BY RANGE (simhash_block(sh, 1, 2));
+CREATE TABLE blk_b1_low PARTITION OF blk_b1 FOR VALUES FROM (0) TO (2147483648);
+CREATE TABLE blk_b1_high PARTITION OF blk_b1 FOR VALUES FROM (2147483648) TO (4294967296);
+CREATE TABLE blk_b2 (id bigint NOT NULL, sh simhash64 NOT NULL, sh2 simhash64) PARTITION BY RANGE (simhash_block(sh, 1, 2));
+CREATE TABLE blk_b2_low PARTITION OF blk_b2 FOR VALUES FROM (0) TO (2147483648);
+CREATE TABLE blk_b2_high PARTITION OF blk_b2 FOR VALUES FROM (2147483648) TO (4294967296);
+CREATE VIEW blk AS SELECT id, sh FROM blk_b1;
+INSERT INTO blk_b1 (id, sh) SELECT id, sh FROM bl_docs;
+INSERT INTO blk_b2 (id, sh) SELECT id, sh FROM bl_docs;
+-- radius-1 searches around a code near each row, against a scan
+SELECT CASE WHEN got = want THEN 'as a scan' WHEN got LIKE 'ok: %' THEN 'other rows' ELSE got END AS outcome,
+       count(*) AS codes
+FROM (SELECT DISTINCT (sh::bigint # (1::bigint << (id % 64)::int))::simhash64 AS q FROM bl_docs) c,
+     LATERAL (SELECT pg_temp.try(format('SELECT count(*) FROM simhash_layout_within(%L, %L, 1)', 'blk', c.q))) g(got),
+     LATERAL (SELECT 'ok: ' || count(*) FROM bl_docs d WHERE d.sh <~> c.q <= 1) w(want)
+GROUP BY 1 ORDER BY 1;
+SELECT simhash_layout_blocks('blk');
+\echo :LAST_ERROR_SQLSTATE
+-- copy 2's key in other shapes; the layout's functions all refuse it
+CREATE SCHEMA bl_other;
+CREATE FUNCTION bl_other.simhash_block(simhash64, int4, int4) RETURNS int8
+AS '$libdir/neardup', 'simhash_block' LANGUAGE C IMMUTABLE STRICT;
+CREATE FUNCTION pg_temp.copy2_key(key text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    d text;
+BEGIN
+    DROP TABLE blk_b2;
+    EXECUTE 'CREATE TABLE blk_b2 (id bigint NOT NULL, sh simhash64 NOT NULL, sh2 simhash64) PARTITION BY RANGE ('
+            || key || ')';
+    PERFORM simhash_layout_blocks('blk');
+    RETURN 'accepted';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL;
+    RETURN SQLSTATE || ': ' || d;
+END
+$$;
+SELECT key, pg_temp.copy2_key(key) AS outcome FROM (VALUES
+    ('simhash_block(sh, 2, 2)'),
+    ('simhash_block(sh, 1, 2)'),
+    ('simhash_block(sh, 2, 3)'),
+    ('simhash_block(sh2, 2, 2)'),
+    ('bl_other.simhash_block(sh, 2, 2)'),
+    ('(simhash_block(sh, 2, 2) + 0)'),
+    ('id')
+) v(key);
+SELECT pg_temp.copy2_key('simhash_block(sh, 2, 2)') AS outcome;
+SELECT q AS call, pg_temp.try(q) AS outcome FROM (VALUES
+    ($$SELECT simhash_layout_blocks('blk')$$),
+    ($$SELECT count(*) FROM simhash_layout_within('blk', '0000000000000000', 1)$$)
+) v(q);
+-- copy 1 partitioned by another schema's simhash_block: not a layout
+DROP VIEW blk;
+DROP TABLE blk_b1;
+CREATE TABLE blk_b1 (id bigint NOT NULL, sh simhash64 NOT NULL) PARTITION BY RANGE (bl_other.simhash_block(sh, 1, 2));
+CREATE VIEW blk AS SELECT id, sh FROM blk_b1;
+SELECT q AS call, pg_temp.try(q) AS outcome FROM (VALUES
+    ($$SELECT simhash_layout_blocks('blk')$$),
+    ($$SELECT count(*) FROM simhash_layout_within('blk', '0000000000000000', 1)$$),
+    ($$SELECT simhash_layout_insert('blk', 'SELECT 1::bigint, ''0000000000000000''::simhash64')$$)
+) v(q);
+DROP VIEW blk;
+DROP TABLE blk_b1, blk_b2;
+DROP SCHEMA bl_other CASCADE;
 \set VERBOSITY terse
 SELECT simhash_layout_within_sql('blw', '0000000000000000', 65);
 -- a role that may not read the copies cannot have them locked either
@@ -362,5 +483,55 @@ RESET ROLE;
 DROP OWNED BY nd_blw_reader;
 DROP ROLE nd_blw_reader;
 \set VERBOSITY default
+-- The SQL of a search names partitions, which PostgreSQL checks on their
+-- own: a role with SELECT on the copies but not on their partitions gets
+-- the copies named instead, pruned to the same partitions, and the rows a
+-- scan of the copies finds.
+CREATE ROLE nd_blw_reader;
+GRANT SELECT ON blw, blw_b1, blw_b2, bl_docs TO nd_blw_reader;
+CREATE FUNCTION pg_temp.blw_searches() RETURNS TABLE (r int, codes bigint, differing bigint, rows numeric)
+LANGUAGE sql AS $$
+    SELECT r, count(*), count(*) FILTER (WHERE got IS DISTINCT FROM 'ok: ' || want), sum(want)
+    FROM generate_series(0, 3) r,
+         (SELECT DISTINCT (sh::bigint # (id % 3))::simhash64 AS q FROM bl_docs WHERE id % 7 = 0) c,
+         LATERAL (SELECT pg_temp.try(format('SELECT count(*) FROM simhash_layout_within(%L, %L, %s)', 'blw', c.q, r))) g(got),
+         LATERAL (SELECT count(*) AS want FROM blw_b1 d WHERE d.sh <~> c.q <= r) w
+    GROUP BY r ORDER BY r
+$$;
+SET ROLE nd_blw_reader;
+SELECT * FROM pg_temp.blw_searches();
+SELECT string_agg(m[1], ', ') AS named FROM regexp_matches(simhash_layout_within_sql('blw', '00000001000003e8', 1), 'FROM (public\.(?:"[^"]*"|\w+))', 'g') m;
+RESET ROLE;
+-- Row security on the copies applies to the search as to a query of them:
+-- with the partitions granted and a policy on the copies (id <= 1000), the
+-- search names the copies again and returns no row the policy hides.
+GRANT SELECT ON blw_b1_low, blw_b1_high, blw_b2_p0, "blw second" TO nd_blw_reader;
+ALTER TABLE blw_b1 ENABLE ROW LEVEL SECURITY;
+ALTER TABLE blw_b2 ENABLE ROW LEVEL SECURITY;
+CREATE POLICY blw_low_ids ON blw_b1 TO nd_blw_reader USING (id <= 1000);
+CREATE POLICY blw_low_ids ON blw_b2 TO nd_blw_reader USING (id <= 1000);
+SET ROLE nd_blw_reader;
+SELECT * FROM pg_temp.blw_searches();
+SELECT count(*) AS rows, count(*) FILTER (WHERE id > 1000) AS hidden_rows
+FROM simhash_layout_within('blw', '0123456789abcdef', 1);
+-- simhash_layout_nearest's rounds over copy 1 too: the 100 nearest rows
+-- the role may read, as its own ordered query of copy 1 gives them
+SELECT count(*) AS rows, count(*) FILTER (WHERE id > 1000) AS hidden_rows,
+       count(*) FILTER (WHERE (id, distance) NOT IN (
+           SELECT id, sh <~> '0123456789abcdef' FROM blw_b1
+           ORDER BY sh <~> '0123456789abcdef', id LIMIT 100)) AS differing
+FROM simhash_layout_nearest('blw', '0123456789abcdef', 100);
+SELECT string_agg(m[1], ', ') AS named FROM regexp_matches(simhash_layout_within_sql('blw', '00000001000003e8', 1), 'FROM (public\.(?:"[^"]*"|\w+))', 'g') m;
+RESET ROLE;
+-- a role that row security does not restrict (the owner) still gets the
+-- partitions named, read together
+SELECT string_agg(m[1], ', ') AS named FROM regexp_matches(simhash_layout_within_sql('blw', '00000001000003e8', 1), 'FROM (public\.(?:"[^"]*"|\w+))', 'g') m;
+ALTER TABLE blw_b1 DISABLE ROW LEVEL SECURITY;
+ALTER TABLE blw_b2 DISABLE ROW LEVEL SECURITY;
+SET ROLE nd_blw_reader;
+SELECT string_agg(m[1], ', ') AS named FROM regexp_matches(simhash_layout_within_sql('blw', '00000001000003e8', 1), 'FROM (public\.(?:"[^"]*"|\w+))', 'g') m;
+RESET ROLE;
+DROP OWNED BY nd_blw_reader;
+DROP ROLE nd_blw_reader;
 DROP VIEW blw, blg;
 DROP TABLE blw_b1, blw_b2, blg_b1, blg_b2;

@@ -17,7 +17,7 @@ typedef struct Layout
 	Oid			copy1;			/* <name>_b1, partitioned by simhash_block(sh, 1, blocks) */
 } Layout;
 
-extern void layout_find(Oid view, Layout *l);
+extern void layout_find(Oid view, Oid ext_nsp, Layout *l);
 extern void layout_not_found(Oid view) pg_attribute_noreturn();
 
 #endif							/* LAYOUT_CATALOG_H */

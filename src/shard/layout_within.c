@@ -17,7 +17,10 @@
  * partition pruning: PostgreSQL 15 runs a copy pruned to one partition as a
  * plain Foreign Scan, one shard after another, where the partitions named in
  * one UNION ALL are read together (Async Foreign Scans).  Found by its
- * bounds, a partition may have any name.  This was PL/pgSQL until 0.3's
+ * bounds, a partition may have any name.  A partition the caller may not
+ * SELECT, or a copy or partition with row security active for the caller,
+ * is left to pruning instead (may_name_partition): the query then reads
+ * what the caller reads through the copies.  This was PL/pgSQL until 0.3's
  * benchmark showed its catalog queries taking 1.5 ms of a 4-5 ms search.
  *
  *-------------------------------------------------------------------------
@@ -38,6 +41,7 @@
 #include "utils/lsyscache.h"
 #include "utils/partcache.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 
 #include "layout_catalog.h"
 #include "nd_permute.h"
@@ -76,11 +80,11 @@ open_copy(const Layout *l, int b)
  * for SELECT and locked; 42809 if the view names none.
  */
 static Relation
-layout_lookup(Oid view, Layout *l)
+layout_lookup(Oid view, Oid ext_nsp, Layout *l)
 {
 	Relation	copy1;
 
-	layout_find(view, l);
+	layout_find(view, ext_nsp, l);
 	copy1 = open_copy(l, 1);
 	/* dropped, or dropped and made again, since the lookup */
 	if (copy1 == NULL || RelationGetRelid(copy1) != l->copy1)
@@ -113,6 +117,22 @@ partition_of(Relation copy, int64 v)
 	return index < 0 ? InvalidOid : pd->oids[index];
 }
 
+/*
+ * Whether the query may name partition `part` of `copy` rather than the
+ * copy: PostgreSQL checks the privileges and applies the row security of
+ * the table a query names, so a partition named directly would need SELECT
+ * of its own and would skip the copy's policies (and apply its own).  Named
+ * only when the caller may read it and neither has row security active for
+ * the caller; then the answer is the same as through the copy.
+ */
+static bool
+may_name_partition(Relation copy, Oid part)
+{
+	return pg_class_aclcheck(part, GetUserId(), ACL_SELECT) == ACLCHECK_OK &&
+		check_enable_rls(RelationGetRelid(copy), InvalidOid, true) != RLS_ENABLED &&
+		check_enable_rls(part, InvalidOid, true) != RLS_ENABLED;
+}
+
 static const char *
 qualified(Oid relid)
 {
@@ -141,7 +161,7 @@ simhash_layout_within_sql(PG_FUNCTION_ARGS)
 	view = PG_GETARG_OID(0);
 	code = PG_GETARG_SIMHASH64(1);
 	r = PG_GETARG_INT32(2);
-	copy1 = layout_lookup(view, &l);
+	copy1 = layout_lookup(view, get_func_namespace(fcinfo->flinfo->fn_oid), &l);
 	if (r < 0 || r > 64)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -178,8 +198,13 @@ simhash_layout_within_sql(PG_FUNCTION_ARGS)
 					 errmsg("copy %d of block-sharded layout \"%s\" does not exist", b, l.name),
 					 errdetail("simhash_layout_create() makes a partitioned table %s_b%d.", l.name, b)));
 		part = partition_of(copy, v);
-		/* no partition holds v: name the copy and let the planner prune */
-		if (!OidIsValid(part))
+
+		/*
+		 * No partition holds v, or the caller may not read it as the copy:
+		 * name the copy, and let the planner prune to the partition (a plain
+		 * Foreign Scan, not read together with the other arms).
+		 */
+		if (!OidIsValid(part) || !may_name_partition(copy, part))
 			part = RelationGetRelid(copy);
 		if (b > 1)
 			appendStringInfoString(&sql, " UNION ALL ");

@@ -22,7 +22,8 @@
 #     simhash_layout_check says so (and catches a stray row);
 #   - the nightly clusters (simhash_layout_clusters: each shard clusters
 #     its partitions, edges cross) equal simhash_clusters on the single node;
-#   - moving a partition to a new shard keeps every answer;
+#   - moving a partition to a new shard keeps every answer (what a failed
+#     commit leaves at each step of a move: test/e2e/shard_move.sh);
 #   - the near-duplicate constraint on every partition (layout `fx`,
 #     simhash_shard_create(..., exclude_within => 3)) holds for the whole
 #     layout: near copies in any block are refused through the coordinator,
@@ -208,7 +209,7 @@ ok $([[ $out =~ ^missing=0\ extra=0\ rows=[1-9] ]] && echo 0 || echo 1) "after t
 before=$(c -c "SELECT count(*) FROM fp_b1_p0")
 from=$(c -c "SELECT s.srvname FROM pg_foreign_table f JOIN pg_foreign_server s ON s.oid = f.ftserver
              WHERE f.ftrelid = 'fp_b1_p0'::regclass")
-moved=$(c -c "SELECT simhash_layout_move('fp', 1, 0, 's5')")
+moved=$(c -c "CALL simhash_layout_move_partition('fp', 1, 0, 's5')")
 on_new=$(nd_psql s5 -c "SELECT count(*) FROM fp_b1_p0")
 on_old=$(nd_psql "$from" -c "SELECT count(*) FROM fp_b1_p0")
 now=$(c -c "SELECT s.srvname FROM pg_foreign_table f JOIN pg_foreign_server s ON s.oid = f.ftserver
@@ -216,14 +217,14 @@ now=$(c -c "SELECT s.srvname FROM pg_foreign_table f JOIN pg_foreign_server s ON
 echo "# partition 0 of block 1: $before rows on $from; moved $moved; now on $now: $on_new rows there, $on_old left on $from"
 ok $([ "$before" -gt 0 ] && [ "$moved" = "$before" ] && [ "$on_new" = "$before" ] && [ "$on_old" = 0 ] &&
 	[ "$now" = s5 ] && [ "$(copy_counts)" = "$want $want $want $want" ] && echo 0 || echo 1) \
-	"simhash_layout_move: the rows go to the new shard, the coordinator reads them there, the old table is emptied"
+	"simhash_layout_move_partition: the rows go to the new shard, the coordinator reads them there, the old table is emptied"
 # a move onto a shard whose table is not empty is refused (a stray row there)
 to=$(c -c "SELECT s.srvname FROM pg_foreign_table f JOIN pg_foreign_server s ON s.oid = f.ftserver
            WHERE f.ftrelid = 'fp_b3_p0'::regclass")
 other=s1
 [ "$to" = s1 ] && other=s2
 nd_psql "$other" -c "INSERT INTO fp_b3_p0 VALUES (-1, '0000000000000000')"
-refused=$(c -v VERBOSITY=verbose -c "SELECT simhash_layout_move('fp', 3, 0, '$other')" 2>&1 | head -1 || true)
+refused=$(c -v VERBOSITY=verbose -c "CALL simhash_layout_move_partition('fp', 3, 0, '$other')" 2>&1 | head -1 || true)
 nd_psql "$other" -c "DELETE FROM fp_b3_p0 WHERE id = -1"
 echo "# moving block 3's partition 0 from $to onto $other, whose table has a row: $refused"
 ok $([[ $refused =~ ERROR:\ +55000:\ table\ public.fp_b3_p0\ on\ server\ \"$other\"\ is\ not\ empty ]] &&
