@@ -137,6 +137,25 @@ ham_compact_wanted(Relation index, const HamSnapshot *snap)
 	return ham_compact_pick(index, snap) > 0;
 }
 
+static void lock_index_object(Relation index, int32 subid);
+
+/*
+ * Can a flush not proceed now?  With every run slot taken, a flush merges
+ * the list into the newest run, which needs the compaction lock: while a
+ * compaction holds it, no flush can be done (ham_flush), however long the
+ * list.  The brake waits for that to end (ham_worker.c).
+ */
+bool
+ham_flush_blocked(Relation index, const HamSnapshot *snap)
+{
+	if (snap->nruns < HAM_MAX_RUNS)
+		return false;
+	if (!ham_compact_trylock(index))
+		return true;
+	ham_compact_unlock(index);
+	return false;
+}
+
 /*
  * The merge lock: merges, VACUUM, the integrity check and the build hold it
  * so that none of them overlaps another.  It is a heavyweight lock on the
@@ -372,13 +391,17 @@ ham_merge_write(Relation index, int nblocks, uint32 epoch, const HamList *sealed
 	return ham_run_writer_finish(feed.writer, NULL, 0, nentries, NULL);
 }
 
+static bool ham_merge_locked_ext(Relation index, bool by_insert, bool wait_compaction,
+								 int64 *merged);
+
 /*
  * Flush the pending list into a run, then compact the runs as the policy
  * wants.  With `wait` false, returns false at once if another flush,
  * VACUUM or check holds the merge lock, and compacts only if no compaction
- * is under way.  by_insert: an inserting session flushes (counted apart).
- * *merged: the entries the flush took from the sealed list.  Returns
- * whether it flushed.
+ * is under way; with `wait` true, waits for both (a flush that finds every
+ * run slot taken waits for the compaction under way).  by_insert: an
+ * inserting session flushes (counted apart).  *merged: the entries the
+ * flush took from the sealed list.  Returns whether it flushed.
  */
 bool
 ham_merge(Relation index, bool wait, bool by_insert, int64 *merged)
@@ -390,21 +413,35 @@ ham_merge(Relation index, bool wait, bool by_insert, int64 *merged)
 		ham_merge_lock(index);
 	else if (!ham_merge_trylock(index))
 		return false;
-	done = ham_merge_locked(index, by_insert, merged);
+	done = ham_merge_locked_ext(index, by_insert, wait, merged);
 	ham_merge_unlock(index);
 	ham_compact(index, wait);
 	return done;
 }
 
-static bool ham_flush(Relation index, bool by_insert, int64 *merged);
+static bool ham_flush(Relation index, bool by_insert, bool wait_compaction,
+					  int64 *merged);
 
 /*
  * Flush, for a caller that holds the merge lock.  An index that is not
  * ready (CREATE INDEX CONCURRENTLY has not finished building it) is left
- * alone: its pages are the build's.
+ * alone: its pages are the build's.  With every run slot taken and a
+ * compaction under way, returns false at once (ham_flush_blocked).
  */
 bool
 ham_merge_locked(Relation index, bool by_insert, int64 *merged)
+{
+	return ham_merge_locked_ext(index, by_insert, false, merged);
+}
+
+/*
+ * ham_merge_locked; wait_compaction: with every run slot taken, wait for
+ * a compaction under way to end rather than return without flushing (the
+ * merge lock is held, then the compaction lock: the order VACUUM takes
+ * them in).
+ */
+static bool
+ham_merge_locked_ext(Relation index, bool by_insert, bool wait_compaction, int64 *merged)
 {
 	bool		done;
 
@@ -412,7 +449,7 @@ ham_merge_locked(Relation index, bool by_insert, int64 *merged)
 	if (!index->rd_index->indisready)
 		return false;
 	lock_index_object(index, HAM_MERGING_LOCK_SUBID);
-	done = ham_flush(index, by_insert, merged);
+	done = ham_flush(index, by_insert, wait_compaction, merged);
 	unlock_index_object(index, HAM_MERGING_LOCK_SUBID);
 	return done;
 }
@@ -428,7 +465,7 @@ ham_recycle_if_free(Relation index)
 }
 
 static bool
-ham_flush(Relation index, bool by_insert, int64 *merged)
+ham_flush(Relation index, bool by_insert, bool wait_compaction, int64 *merged)
 {
 	MemoryContext merge_ctx,
 				old_ctx;
@@ -463,7 +500,9 @@ ham_flush(Relation index, bool by_insert, int64 *merged)
 		ham_read_snapshot(index, &snap);
 		if (snap.nruns >= HAM_MAX_RUNS)
 		{
-			if (!ham_compact_trylock(index))
+			if (wait_compaction)
+				lock_index_object(index, HAM_COMPACT_LOCK_SUBID);
+			else if (!ham_compact_trylock(index))
 			{
 				MemoryContextSwitchTo(old_ctx);
 				MemoryContextDelete(merge_ctx);
@@ -486,7 +525,9 @@ ham_flush(Relation index, bool by_insert, int64 *merged)
 	}
 	sealed = meta->sealed;
 	nruns = ham_meta_get_runs(index, meta, runs);
-	ntake = Min(ntake, nruns);
+	/* a compaction waited for may have freed slots: then a run of its own */
+	if (nruns < HAM_MAX_RUNS)
+		ntake = 0;
 	nblocks = meta->nblocks;
 	uneven = (meta->flags & HAM_META_RUN_UNEVEN) != 0;
 	new_epoch = meta->next_epoch++;

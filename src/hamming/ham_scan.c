@@ -31,6 +31,26 @@
  * value.  An ORDER BY scan with no condition returns the rows whose code is
  * NULL last, as the sort of a sequential scan would.
  *
+ * Entries are held in memory between the calls that find them and the
+ * calls that return them.  VACUUM may meanwhile remove a dead row's entry
+ * and free its heap slot, and a later VACUUM mark the page all-visible: an
+ * index-only scan, which trusts the visibility map instead of the row,
+ * would then return the dead row's code.  nbtree keeps the leaf page it
+ * returns from pinned, and VACUUM takes a cleanup lock on every leaf page;
+ * here every scan shares the metapage, so an index-only scan (with an MVCC
+ * snapshot) pins it only while it gathers entries -- within one call --
+ * and checks each entry as it finds it: one on a page the visibility map
+ * says all-visible stands, any other is kept only if the scan's snapshot
+ * sees its row (a heap fetch, as the executor would do).  Every entry it
+ * holds then points at a row its snapshot sees, which no VACUUM can remove
+ * while the snapshot lives, so the pin can go between calls: an idle
+ * cursor holds up no VACUUM.  VACUUM waits (ham_vacuum.c) only for a scan
+ * in the middle of a call.  The visibility map is trusted only for entries
+ * the index still held when the pin was taken: after a VACUUM pass has
+ * ended since the scan began, entries of runs a merge has retired (which
+ * the pass skipped) are checked on the heap.  Scans with a non-MVCC
+ * snapshot (the exclusion constraint's) keep the pin from start to end.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -38,7 +58,10 @@
 #include <math.h>
 
 #include "access/relscan.h"
+#include "access/tableam.h"
+#include "access/visibilitymap.h"
 #include "access/xlog.h"
+#include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
@@ -106,8 +129,17 @@ typedef struct HamScanRun
 typedef struct HamScanOpaqueData
 {
 	MemoryContext scan_ctx;		/* reset by each rescan */
+	MemoryContext outer_ctx;	/* the scan's own: the heap fetch's state */
 	Buffer		interlock;		/* the metapage, pinned while the scan holds
-								 * entries VACUUM must not free (ham_vacuum.c) */
+								 * or gathers entries VACUUM must not free
+								 * (ham_vacuum.c) */
+
+	/* index-only scans with an MVCC snapshot: each entry checked (above) */
+	bool		check_rows;
+	bool		trust_vm;		/* this call's entries: all-visible stands */
+	Buffer		vmbuf;
+	IndexFetchTableData *fetch; /* NULL until a row is fetched */
+	TupleTableSlot *slot;
 
 	/* the query */
 	bool		none;			/* no row can match */
@@ -151,6 +183,9 @@ ham_beginscan(Relation r, int nkeys, int norderbys)
 
 	so->scan_ctx = AllocSetContextCreate(CurrentMemoryContext, "hamming scan",
 										 ALLOCSET_DEFAULT_SIZES);
+	so->outer_ctx = CurrentMemoryContext;
+	so->interlock = InvalidBuffer;
+	so->vmbuf = InvalidBuffer;
 	if (norderbys > 0)
 	{
 		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
@@ -161,13 +196,89 @@ ham_beginscan(Relation r, int nkeys, int norderbys)
 	return scan;
 }
 
-/* Drop the scan's pin of the metapage, if it holds one. */
+/* Drop the scan's pin of the metapage, if it holds one, and its heap page. */
 static void
 ham_release_interlock(HamScanOpaque so)
 {
 	if (BufferIsValid(so->interlock))
 		ReleaseBuffer(so->interlock);
 	so->interlock = InvalidBuffer;
+	/* a pinned heap page would hold up VACUUM's cleanup lock on it */
+	if (so->fetch)
+		table_index_fetch_reset(so->fetch);
+}
+
+/*
+ * An index-only scan is about to gather entries: pin the metapage (VACUUM's
+ * pass cannot end while it is pinned) and tell whether the visibility map
+ * can vouch for what it reads now.  It can if no VACUUM pass has ended
+ * since the scan read the metapage first (the count of list cleanups is as
+ * it was then), or if every run and list the scan reads is still in the
+ * index: a complete pass removed the dead entries of all of those.  Not so
+ * a run a merge retired: a pass skips it, and its entries may name freed
+ * slots.
+ */
+static void
+ham_gather_begin(IndexScanDesc scan)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+	HamMetaPageData *meta;
+	HamRunRef	runs[HAM_MAX_RUNS];
+	int			nruns;
+	bool		trust;
+
+	if (!so->check_rows || BufferIsValid(so->interlock))
+		return;
+	so->interlock = ReadBuffer(index, HAM_METAPAGE_BLKNO);
+	LockBuffer(so->interlock, BUFFER_LOCK_SHARE);
+	meta = HamPageGetMeta(BufferGetPage(so->interlock));
+	trust = meta->list_cleanups == so->snap.list_cleanups;
+	if (!trust)
+	{
+		trust = meta->nulls.epoch == so->snap.nulls.epoch;
+		nruns = ham_meta_get_runs(index, meta, runs);
+		for (int r = 0; trust && r < so->nruns; r++)
+		{
+			bool		live = false;
+
+			for (int i = 0; i < nruns && !live; i++)
+				live = runs[i].epoch == so->snap.runs[r].epoch;
+			trust = live;
+		}
+	}
+	LockBuffer(so->interlock, BUFFER_LOCK_UNLOCK);
+	so->trust_vm = trust;
+}
+
+/*
+ * Does the scan's snapshot see the row of an entry just found?  Only
+ * index-only scans ask (check_rows), while they hold the pin.
+ */
+static bool
+ham_row_visible(IndexScanDesc scan, ItemPointer tid)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	bool		call_again = false;
+	bool		all_dead = false;
+	bool		found;
+
+	Assert(BufferIsValid(so->interlock));
+	if (so->trust_vm &&
+		VM_ALL_VISIBLE(scan->heapRelation, ItemPointerGetBlockNumber(tid), &so->vmbuf))
+		return true;
+	if (so->fetch == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(so->outer_ctx);
+
+		so->fetch = table_index_fetch_begin(scan->heapRelation);
+		so->slot = table_slot_create(scan->heapRelation, NULL);
+		MemoryContextSwitchTo(old);
+	}
+	found = table_index_fetch_tuple(so->fetch, tid, scan->xs_snapshot, so->slot,
+									&call_again, &all_dead);
+	ExecClearTuple(so->slot);
+	return found;
 }
 
 /* Let go of the runs' directories. */
@@ -188,6 +299,13 @@ ham_endscan(IndexScanDesc scan)
 
 	ham_release_interlock(so);
 	ham_release_runs(so);
+	if (so->fetch)
+	{
+		table_index_fetch_end(so->fetch);
+		ExecDropSingleTupleTableSlot(so->slot);
+	}
+	if (BufferIsValid(so->vmbuf))
+		ReleaseBuffer(so->vmbuf);
 	MemoryContextDelete(so->scan_ctx);
 	pfree(so);
 }
@@ -345,17 +463,25 @@ ham_level_free(HamLevel *level)
 		pfree(level->codes);
 }
 
-/* An entry at distance d that passed every condition. */
-static inline void
-ham_found(HamScanOpaque so, HamLevel *levels, int d, ItemPointer tid, uint64 code)
+/*
+ * An entry at distance d that passed every condition; false if an
+ * index-only scan drops it, its row being one the snapshot does not see.
+ */
+static inline bool
+ham_found(IndexScanDesc scan, HamLevel *levels, int d, ItemPointer tid, uint64 code)
 {
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+
 	if (so->tbm)
 	{
 		tbm_add_tuples(so->tbm, tid, 1, so->recheck);
 		so->ntids++;
+		return true;
 	}
-	else
-		ham_level_add(so, &levels[d], tid, code);
+	if (so->check_rows && !ham_row_visible(scan, tid))
+		return false;
+	ham_level_add(so, &levels[d], tid, code);
+	return true;
 }
 
 /* Return an entry to the executor (with its code for an index-only scan). */
@@ -396,17 +522,19 @@ ham_canreturn(Relation index, int attno)
 static void
 ham_scan_list_hit(uint64 code, ItemPointer tid, int distance, void *arg)
 {
-	HamScanOpaque so = (HamScanOpaque) arg;
+	IndexScanDesc scan = (IndexScanDesc) arg;
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 
 	if (ham_filters_pass(so, code))
-		ham_found(so, so->list, distance, tid, code);
+		ham_found(scan, so->list, distance, tid, code);
 }
 
 /* The entries of a page of a list (pending or sealed) within max_radius. */
 static void
 ham_scan_list_page(Page page, void *arg)
 {
-	HamScanOpaque so = (HamScanOpaque) arg;
+	IndexScanDesc scan = (IndexScanDesc) arg;
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 	uint64	   *codes = HamPageCodes(page);
 	uint8		dist[HAM_PAGE_CAPACITY];
 	uint32		idx[HAM_PAGE_CAPACITY];
@@ -415,7 +543,7 @@ ham_scan_list_page(Page page, void *arg)
 	k = nd_hamming_within(codes, HamPageGetOpaque(page)->nentries, so->center, so->max_radius,
 						  idx, dist);
 	for (size_t j = 0; j < k; j++)
-		ham_scan_list_hit(codes[idx[j]], &HamPageTids(page)[idx[j]], dist[j], so);
+		ham_scan_list_hit(codes[idx[j]], &HamPageTids(page)[idx[j]], dist[j], scan);
 }
 
 /*
@@ -429,10 +557,10 @@ ham_scan_lists(IndexScanDesc scan)
 	Relation	index = scan->indexRelation;
 
 	if (!ham_list_cache_search(index, &so->snap, &so->snap.pending, so->center,
-							   so->max_radius, ham_scan_list_hit, so))
-		ham_list_walk(index, &so->snap.pending, ham_scan_list_page, so);
+							   so->max_radius, ham_scan_list_hit, scan))
+		ham_list_walk(index, &so->snap.pending, ham_scan_list_page, scan);
 	if (so->snap.sealed.head != InvalidBlockNumber)
-		ham_list_walk(index, &so->snap.sealed, ham_scan_list_page, so);
+		ham_list_walk(index, &so->snap.sealed, ham_scan_list_page, scan);
 }
 
 /* Cost of MIH step t on a run, in probes (HAM_COST_*). */
@@ -476,12 +604,23 @@ ham_scan_start(IndexScanDesc scan)
 	 * MVCC scan a heap slot VACUUM frees and another row reuses meanwhile
 	 * holds a row the snapshot cannot see; but an index-only scan trusts
 	 * the visibility map instead of the row, and a non-MVCC scan (the
-	 * exclusion constraint's) would see the new row: those keep the
-	 * metapage pinned, which VACUUM waits for (ham_vacuum.c).
+	 * exclusion constraint's) would see the new row.  A non-MVCC scan keeps
+	 * the metapage pinned to its end, which VACUUM waits for (ham_vacuum.c);
+	 * an index-only scan pins it only while it gathers entries, and checks
+	 * each (the header above).  It reads the metapage under that pin: what
+	 * the index holds then is what the visibility map can vouch for.
 	 */
-	if (!BufferIsValid(so->interlock) &&
-		(scan->xs_want_itup || scan->xs_snapshot == InvalidSnapshot ||
-		 !IsMVCCSnapshot(scan->xs_snapshot)))
+	so->check_rows = scan->xs_want_itup && scan->heapRelation != NULL &&
+		scan->xs_snapshot != InvalidSnapshot && IsMVCCSnapshot(scan->xs_snapshot);
+	if (so->check_rows)
+	{
+		if (!BufferIsValid(so->interlock))
+			so->interlock = ReadBuffer(index, HAM_METAPAGE_BLKNO);
+		so->trust_vm = true;
+	}
+	else if (!BufferIsValid(so->interlock) &&
+			 (scan->xs_want_itup || scan->xs_snapshot == InvalidSnapshot ||
+			  !IsMVCCSnapshot(scan->xs_snapshot)))
 		so->interlock = ReadBuffer(index, HAM_METAPAGE_BLKNO);
 
 	ham_read_snapshot(index, &so->snap);
@@ -584,7 +723,7 @@ ham_run_step(IndexScanDesc scan, HamScanRun *run, int step)
 				code = nd_unpermute(l, table, keys[i]);
 				if (nd_mih_first_step(&run->mq, code) != step || !ham_filters_pass(so, code))
 					continue;
-				ham_found(so, run->levels, d, &HamPageTids(page)[i], code);
+				ham_found(scan, run->levels, d, &HamPageTids(page)[i], code);
 			}
 			if (may_pause && run->levels[step].n > had)
 			{
@@ -638,8 +777,7 @@ ham_run_flat(IndexScanDesc scan, HamScanRun *run, int lo, int hi, int64 want)
 
 			if (d < lo || d > hi || !ham_filters_pass(so, codes[i]))
 				continue;
-			ham_found(so, run->levels, d, &HamPageTids(page)[i], codes[i]);
-			if (so->tbm)
+			if (!ham_found(scan, run->levels, d, &HamPageTids(page)[i], codes[i]) || so->tbm)
 				continue;
 			stored++;
 			while (hi > lo && stored - run->levels[hi].n >= want)
@@ -773,10 +911,12 @@ ham_advance(IndexScanDesc scan)
 static void
 ham_load_nulls_page(Page page, void *arg)
 {
-	HamScanOpaque so = (HamScanOpaque) arg;
+	IndexScanDesc scan = (IndexScanDesc) arg;
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 
 	for (int i = 0; i < HamPageGetOpaque(page)->nentries; i++)
-		ham_level_add(so, &so->nulls, &HamPageTids(page)[i], 0);
+		if (!so->check_rows || ham_row_visible(scan, &HamPageTids(page)[i]))
+			ham_level_add(so, &so->nulls, &HamPageTids(page)[i], 0);
 }
 
 static void
@@ -785,11 +925,11 @@ ham_load_nulls(IndexScanDesc scan)
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 
 	so->nulls_loaded = true;
-	ham_list_walk(scan->indexRelation, &so->snap.nulls, ham_load_nulls_page, so);
+	ham_list_walk(scan->indexRelation, &so->snap.nulls, ham_load_nulls_page, scan);
 }
 
-bool
-ham_gettuple(IndexScanDesc scan, ScanDirection dir)
+static bool
+ham_gettuple_internal(IndexScanDesc scan)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 
@@ -826,6 +966,7 @@ ham_gettuple(IndexScanDesc scan, ScanDirection dir)
 		}
 		if (!src_done)
 		{
+			ham_gather_begin(scan);
 			ham_advance(scan);
 			continue;
 		}
@@ -848,6 +989,7 @@ ham_gettuple(IndexScanDesc scan, ScanDirection dir)
 		return false;
 	if (!so->nulls_loaded)
 	{
+		ham_gather_begin(scan);
 		ham_load_nulls(scan);
 		so->emit_pos = 0;
 	}
@@ -855,6 +997,18 @@ ham_gettuple(IndexScanDesc scan, ScanDirection dir)
 		return false;
 	ham_return(scan, &so->nulls.tids[so->emit_pos++], 0, true, 0);
 	return true;
+}
+
+bool
+ham_gettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	bool		found = ham_gettuple_internal(scan);
+
+	/* what this call gathered is checked: VACUUM need not wait for us */
+	if (so->check_rows)
+		ham_release_interlock(so);
+	return found;
 }
 
 int64

@@ -28,15 +28,18 @@
  * these counts, which would otherwise keep the dead entries until the next
  * merge (issue 29).
  *
- * Scans that return codes from the index (index-only scans) or serve a
- * non-MVCC snapshot (the exclusion constraint's check) keep the metapage
- * pinned while they hold entries in memory, and every pass waits for a
- * cleanup lock on it before returning -- that is, until every such scan
- * that may hold a removed entry has ended -- so the heap slots of removed
+ * Scans that serve a non-MVCC snapshot (the exclusion constraint's check)
+ * keep the metapage pinned while they hold entries in memory, and
+ * index-only scans pin it while they gather entries (each call to
+ * amgettuple that reads the index; they check every entry against the
+ * visibility map or their snapshot then, ham_scan.c); every pass waits
+ * for a cleanup lock on it before returning -- that is, until no such scan
+ * may still hold a removed entry unchecked -- so the heap slots of removed
  * entries are not reused and marked all-visible under them (nbtree keeps
  * the leaf page pinned for the same reason, and takes a cleanup lock on
- * every leaf page in every pass).  The pass also puts free pages back in
- * the free space map, which is not WAL-logged.
+ * every leaf page in every pass).  An idle cursor holds no pin.  The pass
+ * also puts free pages back in the free space map, which is not
+ * WAL-logged.
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -24,8 +24,12 @@
  * The brake never waits on a lock: it polls the merge lock, so that
  * lock_timeout, the deadlock checker (which would cancel an autovacuum
  * holding the lock) and the lock queue are not involved; it waits only
- * while a merge is under way (ham_merge_running), never for a VACUUM pass or a
- * check, and gives up before the statement's statement_timeout.
+ * while a merge is under way (ham_merge_running), or while a compaction
+ * holds the newest run with every run slot taken (ham_flush_blocked: no
+ * flush can be done then, and the list would grow until the compaction
+ * ends), never for a VACUUM pass or a check, and gives up before the
+ * statement's statement_timeout.  The brake applies whether or not the
+ * index merges in the background.
  *
  * Workers are few and never stuck.  A small table in shared memory
  * (allocated on first use, from the slack PostgreSQL keeps for that, as
@@ -227,11 +231,13 @@ ham_merge_launch(Relation index, int slotno)
 
 /*
  * The brake (ham_brake_wanted) is on.  Merge in this
- * session as soon as the merge lock is free; while a merge holds it, poll
- * (ham_merge_running tells a merge from VACUUM or a check).
- * Gives up (the list stays long a while longer) when the lock is held by
- * something other than a merge (VACUUM, a check), when a merge brought the
- * list down meanwhile, or when the statement's timeout is near.
+ * session as soon as the merge lock is free and a flush can be done; while
+ * a merge holds the lock, or a compaction holds the newest run with every
+ * run slot taken (ham_flush_blocked), poll (ham_merge_running tells a
+ * merge from VACUUM or a check).  Gives up (the list stays long a while
+ * longer) when the lock is held by something other than a merge (VACUUM, a
+ * check), when a merge brought the list down meanwhile, or when the
+ * statement's timeout is near.
  */
 static void
 ham_merge_brake(Relation index)
@@ -243,14 +249,24 @@ ham_merge_brake(Relation index)
 
 		if (ham_merge_trylock(index))
 		{
+			bool		blocked = false;
+
 			ham_read_snapshot(index, &snap);
-			if (ham_merge_wanted(index, &snap, false))
-				ham_merge_locked(index, true, &merged);
+			if (ham_merge_wanted(index, &snap, false) &&
+				!ham_merge_locked(index, true, &merged))
+			{
+				/* no flush: was it for want of a run slot? */
+				ham_read_snapshot(index, &snap);
+				blocked = ham_flush_blocked(index, &snap);
+			}
 			ham_merge_unlock(index);
-			return;
+			if (!blocked)
+				return;
 		}
+		else if (!ham_merge_running(index))
+			return;
 		ham_read_snapshot(index, &snap);
-		if (!ham_brake_wanted(index, &snap) || !ham_merge_running(index))
+		if (!ham_brake_wanted(index, &snap))
 			return;
 		if (get_timeout_active(STATEMENT_TIMEOUT) &&
 			!TimestampDifferenceExceeds(GetCurrentTimestamp(),
@@ -282,7 +298,14 @@ ham_merge_after_insert(Relation index, const HamSnapshot *snap)
 		index->rd_createSubid != InvalidSubTransactionId ||
 		index->rd_firstRelfilenodeSubid != InvalidSubTransactionId)
 	{
-		ham_merge(index, false, true, &merged);
+		/* the brake here too: another session may be flushing or compacting */
+		if (ham_brake_wanted(index, snap))
+		{
+			ham_merge_brake(index);
+			ham_compact(index, false);
+		}
+		else
+			ham_merge(index, false, true, &merged);
 		return;
 	}
 

@@ -419,6 +419,7 @@ extern void ham_merge_check_yield(Relation index);
 extern bool ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming);
 extern uint64 ham_merge_threshold(Relation index);
 extern bool ham_brake_wanted(Relation index, const HamSnapshot *snap);
+extern bool ham_flush_blocked(Relation index, const HamSnapshot *snap);
 
 /* ham_worker.c: merges in a background worker */
 extern int	ham_max_merge_workers;

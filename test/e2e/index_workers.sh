@@ -39,9 +39,19 @@
 #      and sealed lists together above a third past the flush threshold
 #      (0.2 and the first 0.3 let the unsealed list alone reach twice it,
 #      with a sealed one beside it).  Runs between 3 and 5, on big.
+#   7. The brake bounds the list while a compaction holds every run slot:
+#      a VACUUM's compaction is slowed (neardup.debug_run_page_delay in that
+#      session) and then cancelled; meanwhile another session's inserts
+#      (with background merges, then with background_merge off) flush
+#      until all 48 run slots are taken, after which no flush can proceed.
+#      The inserts wait at the brake until the compaction ends, the lists
+#      stay within a third past the flush threshold, and the index equals a
+#      sequential scan after.  (0.3: the brake gave up, and the list grew to
+#      8,740 entries at a threshold of 585.)  Runs last.
 # Every wait is bounded.  Run against 0.2, every check fails but the
 # precondition of 3 (a worker caught after sealing) and the index checks at
-# the end of 4.
+# the end of 4.  Run against 0.3, the checks of 7 but its setup and index
+# checks fail.
 # Prints TAP.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -455,6 +465,92 @@ psql_q -c "VACUUM (INDEX_CLEANUP ON) v"
 nd_check_ok "after a VACUUM that completes: v_ham = sequential scan" v v_ham "" "$codes" "{0,2,5,13}"
 out=$(nd_ham_check v_ham)
 ok $([ "$out" = passed ] && echo 0 || echo 1) "after a VACUUM that completes: hamming_check(v_ham, true) passes ($out)"
+# --- 7. the brake bounds the list while a compaction holds every run slot -----------
+echo "# ($SECONDS s)"
+echo "# 7. the brake bounds the list while a compaction holds every run slot"
+# held_compaction LABEL BACKGROUND_MERGE: u_ham (background_merge as given):
+# a run of 20,000 entries and three flushes of 585 (pending_limit 8kB), no
+# compaction due; 18,000 rows of the first run deleted.  Session X's VACUUM
+# then finds the four runs due for a compaction and rewrites them with run
+# pages written slowly (neardup.debug_run_page_delay, in X alone): about 30
+# pages at a second each, cancelled below.  Meanwhile session Y inserts 500
+# rows per statement: flushes append runs until all 48 slots are taken,
+# and then no flush can proceed until the compaction ends.
+held_compaction() {
+	local label=$1 bgm=$2 threshold bound lo u_locks compactor inserter full=0 waited=0 main_max=0 res held nruns listed ywait errors largest samples out
+	threshold=$((8 * 1024 / 14))
+	bound=$((threshold + threshold / 3 + 600))
+	psql_q -c "CREATE TABLE u (id bigint, sh simhash64) WITH (autovacuum_enabled = off)" \
+		-c "INSERT INTO u SELECT i, nd_fast_code(i) FROM generate_series(1, 20000) i" \
+		-c "CREATE INDEX u_ham ON u USING hamming (sh) WITH (pending_limit = 8, background_merge = $bgm)"
+	for ((i = 0; i < 3; i++)); do
+		lo=$((100001 + i * threshold))
+		psql_q -c "INSERT INTO u SELECT g, nd_fast_code(g) FROM generate_series($lo, $((lo + threshold - 1))) g" \
+			-c "SELECT hamming_merge('u_ham')" >/dev/null
+	done
+	psql_q -c "DELETE FROM u WHERE id <= 18000"
+	echo "# $label: u_ham before the VACUUM: $(psql_q -c "SELECT count(*) || ' runs: ' || string_agg(entries::text, ' ' ORDER BY run) FROM hamming_runs('u_ham')")"
+	u_locks="(SELECT coalesce(string_agg(objsubid::text, ',' ORDER BY objsubid), '') FROM pg_locks
+	          WHERE locktype = 'object' AND classid = 'pg_class'::regclass AND objid = 'u_ham'::regclass AND granted)"
+	psql -X -q -c "SET application_name = 'nd_compactor'" -c "SET neardup.debug_run_page_delay = 1000" \
+		-c "VACUUM u" >"$work/compactor.out" 2>&1 &
+	compactor=$!
+	bg+=("$compactor")
+	nd_wait_for "$u_locks = '20038'" 600 || echo "# $label: no compaction was seen under way"
+	{
+		echo "SET application_name = 'nd_inserter';"
+		for ((i = 0; i < 120; i++)); do
+			lo=$((200001 + i * 500))
+			echo "INSERT INTO u SELECT g, nd_fast_code(g) FROM generate_series($lo, $((lo + 499))) g;"
+			echo "SELECT pending_entries + sealed_entries, (SELECT count(*) FROM hamming_runs('u_ham')), $u_locks FROM hamming_stats('u_ham');"
+		done
+	} >"$work/held.sql"
+	psql -X -q -At -v ON_ERROR_STOP=1 -f "$work/held.sql" >"$work/held.out" 2>&1 &
+	inserter=$!
+	bg+=("$inserter")
+	# Until Y waits at the brake with every slot taken, or has finished,
+	# while the compaction is held; the lists sampled from here too.
+	for ((i = 0; i < 3000; i++)); do
+		nd_alive "$inserter" || break
+		res=$(psql_q -F' ' -c "SELECT $u_locks, (SELECT count(*) FROM hamming_runs('u_ham')),
+		                              (SELECT pending_entries + sealed_entries FROM hamming_stats('u_ham')),
+		                              (SELECT count(*) FROM pg_stat_activity WHERE application_name = 'nd_inserter'
+		                                 AND wait_event_type = 'Extension')")
+		read -r held nruns listed ywait <<<"$res"
+		[ "$listed" -gt "$main_max" ] && main_max=$listed
+		[ "$held" = 20038 ] || break
+		[ "$nruns" = 48 ] && full=1
+		if [ "$nruns" = 48 ] && [ "$ywait" = 1 ]; then
+			waited=$((waited + 1))
+			# a few samples of Y waiting, then the compaction goes
+			[ "$waited" -ge 10 ] && break
+		fi
+		sleep 0.1
+	done
+	echo "# $label: while the compaction was held: Y seen waiting at the brake with 48 runs in $waited samples, largest list sampled $main_max; locks $(psql_q -c "SELECT $u_locks")"
+	psql_q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'nd_compactor'" >/dev/null
+	bg_wait "$compactor" 600
+	bg_wait "$inserter" 3000
+	echo "# $label: the held compaction: $(grep -m1 -E 'ERROR' "$work/compactor.out" || echo 'no error')"
+	errors=$(grep -c 'ERROR' "$work/held.out" || true)
+	# Y's samples: lists|runs|locks held
+	largest=$(grep -E '^[0-9]+\|' "$work/held.out" | cut -d'|' -f1 | sort -n | tail -1)
+	samples=$(grep -cE '^[0-9]+\|' "$work/held.out" || true)
+	grep -qE '^[0-9]+\|48\|20038$' "$work/held.out" && full=1
+	[ "${largest:-0}" -gt "$main_max" ] || largest=$main_max
+	echo "# $label: Y: $samples samples, $errors errors, largest list $largest entries (bound $bound); u_ham now: $(psql_q -c "SELECT count(*) FROM hamming_runs('u_ham')") runs"
+	ok $([ "$full" = 1 ] && echo 0 || echo 1) \
+		"setup: $label: flushes took all 48 run slots while the compaction was held"
+	ok $([ "$samples" = 120 ] && [ "$errors" = 0 ] && [ "${largest:-999999}" -le "$bound" ] && echo 0 || echo 1) \
+		"$label: while a compaction holds every run slot, inserts wait at the brake: the lists a scan reads stay within a third past the flush threshold (largest $largest, bound $bound), and every insert succeeds"
+	nd_check_ok "$label: after the held compaction: u_ham = sequential scan" u u_ham "" \
+		"ARRAY[nd_fast_code(19999), nd_fast_code(100005), nd_fast_code(200123), nd_fast_code(259999), nd_center(3)]" "{0,2,5,13}"
+	out=$(nd_ham_check u_ham)
+	ok $([ "$out" = passed ] && echo 0 || echo 1) "$label: after the held compaction: hamming_check(u_ham, true) passes ($out)"
+	psql_q -c "DROP TABLE u"
+}
+held_compaction "background merges" on
+held_compaction "background_merge off" off
 echo "# ($SECONDS s)"
 echo "1..$n"
 SCRIPT
