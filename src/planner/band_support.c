@@ -141,13 +141,13 @@ const_band_keys(Node *node, int *nkeys, double *unseen)
 	}
 	if (k > 1)
 	{
-		int			d = 1;
+		int			kept = 1;
 
 		qsort(keys, k, sizeof(int64), cmp_int64);
 		for (int i = 1; i < k; i++)
-			if (keys[i] != keys[d - 1])
-				keys[d++] = keys[i];
-		k = d;
+			if (keys[i] != keys[kept - 1])
+				keys[kept++] = keys[i];
+		k = kept;
 	}
 	*nkeys = k;
 	*unseen = n - m;
