@@ -72,18 +72,19 @@ SELECT count(*) AS new_pairs, count(DISTINCT (id_a, id_b)) AS distinct_pairs,
 FROM since_pair;
 SELECT (SELECT count(*) FROM (SELECT * FROM full_pair WHERE id_b > 1500 EXCEPT TABLE since_pair) x) AS missing,
        (SELECT count(*) FROM (TABLE since_pair EXCEPT SELECT * FROM full_pair WHERE id_b > 1500) x) AS extra;
--- since NULL: every pair, the full run (by simhash_pairs; by the index for
--- a radius it does not take).
+-- since NULL: every pair, the full run (by simhash_pairs).
 SELECT (SELECT count(*) FROM simhash_pairs_since('t', 'id', 'sh', NULL)) AS pairs,
        (SELECT count(*) FROM (TABLE full_pair EXCEPT SELECT * FROM simhash_pairs_since('t', 'id', 'sh', NULL)) x) AS missing;
-SELECT (SELECT count(*) FROM simhash_pairs_since('t', 'id', 'sh', NULL, -1)) AS radius_minus_1,
-       (SELECT count(*) FROM simhash_pairs_since('t', 'id', 'sh', NULL, 16)) AS radius_16,
-       (SELECT count(*) FROM t a JOIN t b ON a.sh <~> b.sh <= 16 AND a.id < b.id) AS join_16;
+-- max_distance outside 0..15: 22023, as simhash_pairs() says it.
+\set VERBOSITY terse
+SELECT count(*) FROM simhash_pairs_since('t', 'id', 'sh', NULL, -1);
+SELECT count(*) FROM simhash_pairs_since('t', 'id', 'sh', 1500, 16);
+\set VERBOSITY default
 -- Other radii agree with the self-join too.
 SELECT r,
        (SELECT count(*) FROM simhash_pairs_since('t', 'id', 'sh', 1500, r)) AS since_pairs,
        (SELECT count(*) FROM t a JOIN t b ON a.sh <~> b.sh <= r AND a.id < b.id WHERE b.id > 1500) AS join_pairs
-FROM unnest(ARRAY[-1, 0, 1, 2, 5]) r ORDER BY r;
+FROM unnest(ARRAY[0, 1, 2, 5, 15]) r ORDER BY r;
 -- Which search it runs: index probes for few new rows (below 2% of the
 -- table), simhash_pairs() for many, for all, or without an index; the same
 -- pairs either way.  The index's scan count in this transaction tells.

@@ -11,6 +11,7 @@
 
 #include "fmgr.h"
 
+#include "hamming_ball.h"
 #include "nd_simhash_radius.h"
 
 static void
@@ -41,8 +42,8 @@ nd_simhash_radius_sql(PG_FUNCTION_ARGS)
 
 /*
  * simhash_recall(threshold float8, radius int4) → float8: the probability
- * that a pair of Jaccard similarity `threshold` is within `radius`.  Radii
- * are read as within() reads them: below 0 nothing, above 64 everything.
+ * that a pair of Jaccard similarity `threshold` is within `radius`, for a
+ * radius of 0..64 (22023 otherwise, as hamming_ball() says it).
  */
 PG_FUNCTION_INFO_V1(nd_simhash_recall_sql);
 Datum
@@ -52,5 +53,6 @@ nd_simhash_recall_sql(PG_FUNCTION_ARGS)
 	int32		radius = PG_GETARG_INT32(1);
 
 	check_unit_interval("threshold", threshold);
+	hamming_check_radius("radius", radius);
 	PG_RETURN_FLOAT8(nd_simhash_within_prob(threshold, radius));
 }

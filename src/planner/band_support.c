@@ -30,10 +30,12 @@
 #include "catalog/pg_operator_d.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/supportnodes.h"
 #include "optimizer/optimizer.h"
 #include "utils/array.h"
+#include "utils/arrayaccess.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -85,15 +87,38 @@ bands_index_condition(SupportRequestIndexCondition *req)
 	return list_make1(cond);
 }
 
-/* The distinct non-null keys of a constant int8[] (NULL: not a constant). */
-static Datum *
-const_band_keys(Node *node, int *nkeys)
+/*
+ * The query's keys the estimate looks at: the first ND_BAND_KEYS_EXAMINED
+ * elements of a literal.  A lookup has one key per band (a few dozen); a
+ * literal of a million keys must not cost the planner more than reading
+ * it, and every key past these counts as one more distinct key.
+ */
+#define ND_BAND_KEYS_EXAMINED	10000
+
+static int
+cmp_int64(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The distinct non-null keys among the first ND_BAND_KEYS_EXAMINED
+ * elements of a constant int8[], sorted (NULL: not a constant); *unseen is
+ * the number of elements past those.  Sorting makes this O(n log n) where
+ * comparing each key with the kept ones was O(n^2).
+ */
+static int64 *
+const_band_keys(Node *node, int *nkeys, double *unseen)
 {
 	Const	   *c;
 	ArrayType  *arr;
-	Datum	   *elems;
-	bool	   *nulls;
+	array_iter	it;
+	int64	   *keys;
 	int			n,
+				m,
 				k = 0;
 
 	if (!IsA(node, Const) || ((Const *) node)->constisnull ||
@@ -101,34 +126,60 @@ const_band_keys(Node *node, int *nkeys)
 		return NULL;
 	c = (Const *) node;
 	arr = DatumGetArrayTypeP(c->constvalue);
-	deconstruct_array(arr, INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
-					  TYPALIGN_DOUBLE, &elems, &nulls, &n);
-	for (int i = 0; i < n; i++)
+	n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	m = Min(n, ND_BAND_KEYS_EXAMINED);
+	keys = palloc(sizeof(int64) * Max(m, 1));
+	array_iter_setup(&it, (AnyArrayType *) arr);
+	for (int i = 0; i < m; i++)
 	{
-		bool		seen = nulls[i];
+		bool		isnull;
+		Datum		d = array_iter_next(&it, &isnull, i, sizeof(int64),
+										FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 
-		for (int j = 0; j < k && !seen; j++)
-			seen = DatumGetInt64(elems[j]) == DatumGetInt64(elems[i]);
-		if (!seen)
-			elems[k++] = elems[i];
+		if (!isnull)
+			keys[k++] = DatumGetInt64(d);
+	}
+	if (k > 1)
+	{
+		int			kept = 1;
+
+		qsort(keys, k, sizeof(int64), cmp_int64);
+		for (int i = 1; i < k; i++)
+			if (keys[i] != keys[kept - 1])
+				keys[kept++] = keys[i];
+		k = kept;
 	}
 	*nkeys = k;
-	return elems;
+	*unseen = n - m;
+	return keys;
+}
+
+static int
+cmp_int64_datum(const void *key, const void *elem)
+{
+	int64		x = *(const int64 *) key;
+	int64		y = DatumGetInt64(*(const Datum *) elem);
+
+	return (x > y) - (x < y);
 }
 
 /*
  * The share of rows one key matches: its frequency among the most common
  * elements, or else about one row (but no more than the rarest common
- * element, which ANALYZE would otherwise have listed).
+ * element, which ANALYZE would otherwise have listed).  ANALYZE sorts the
+ * most common elements by value (array_typanalyze.c), so a binary search
+ * finds the key.
  */
 static double
 band_key_freq(int64 key, AttStatsSlot *mcelem, double rare)
 {
 	if (mcelem != NULL)
 	{
-		for (int i = 0; i < mcelem->nvalues; i++)
-			if (DatumGetInt64(mcelem->values[i]) == key)
-				return mcelem->numbers[i];
+		Datum	   *hit = bsearch(&key, mcelem->values, mcelem->nvalues,
+								  sizeof(Datum), cmp_int64_datum);
+
+		if (hit != NULL)
+			return mcelem->numbers[hit - mcelem->values];
 	}
 	return rare;
 }
@@ -145,8 +196,9 @@ bands_restriction_sel(PlannerInfo *root, List *args, int varRelid)
 				common = 0;
 	AttStatsSlot mcelem;
 	bool		have_mcelem = false;
-	Datum	   *keys;
+	int64	   *keys;
 	int			nkeys = ND_DEFAULT_BAND_KEYS;
+	double		unseen = 0;
 
 	if (!get_restriction_variable(root, args, varRelid, &vardata, &other, &varonleft))
 		return -1;
@@ -173,14 +225,17 @@ bands_restriction_sel(PlannerInfo *root, List *args, int varRelid)
 	 * common of its keys' rows, not the union of nine such shares.  Hence
 	 * the largest key's rows, plus about one row for each of the others.
 	 */
-	keys = const_band_keys(other, &nkeys);
+	keys = const_band_keys(other, &nkeys, &unseen);
 	for (int i = 0; keys && i < nkeys; i++)
-		common = Max(common, band_key_freq(DatumGetInt64(keys[i]),
+	{
+		CHECK_FOR_INTERRUPTS();
+		common = Max(common, band_key_freq(keys[i],
 										   have_mcelem ? &mcelem : NULL, rare));
+	}
 	if (have_mcelem)
 		free_attstatsslot(&mcelem);
 	ReleaseVariableStats(vardata);
-	return Min(common + nkeys * rare, 1.0) * (1.0 - nullfrac);
+	return Min(common + (nkeys + unseen) * rare, 1.0) * (1.0 - nullfrac);
 }
 
 /*

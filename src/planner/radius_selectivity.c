@@ -25,6 +25,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_statistic.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
@@ -285,11 +286,15 @@ nd_radius_join_sel(PlannerInfo *root, Node *a, Node *b, Node *radius,
 				{
 					double		pairs = 0.0;
 
+					/* up to 10,000 x 10,000 at the largest statistics target */
 					for (int i = 0; i < s1.nvalues && i < s1.nnumbers; i++)
+					{
+						CHECK_FOR_INTERRUPTS();
 						for (int j = 0; j < s2.nvalues && j < s2.nnumbers; j++)
 							if (code_within(s1.values[i],
 											(uint64) DatumGetInt64(s2.values[j]), r))
 								pairs += s1.numbers[i] * s2.numbers[j];
+					}
 					sel = Max(sel, pairs);
 					free_attstatsslot(&s2);
 				}

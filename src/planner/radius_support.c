@@ -27,9 +27,18 @@
 #include "nodes/nodeFuncs.h"
 #include "nodes/supportnodes.h"
 #include "optimizer/optimizer.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
+#include "hamming_ball.h"
 #include "radius_planner.h"
+
+static Const *
+radius_const(int32 r)
+{
+	return makeConst(INT4OID, -1, InvalidOid, sizeof(int32), Int32GetDatum(r),
+					 false, true);
+}
 
 static List *
 within_index_condition(SupportRequestIndexCondition *req)
@@ -63,20 +72,52 @@ within_index_condition(SupportRequestIndexCondition *req)
 		!is_pseudo_constant_for_index(req->root, radius, req->index))
 		return NIL;
 
+	/*
+	 * within() takes any radius, but hamming_ball() only 0..64 (22023
+	 * otherwise).  Above 64 every code is within, so a radius is clamped to
+	 * 64 exactly; below 0 none is, which the ball of radius 0 cannot say, so
+	 * within() is rechecked then.  A radius known only at run time is
+	 * clamped into 0..64 there, and rechecked.
+	 */
+	req->lossy = false;
+	if (IsA(radius, Const))
+	{
+		Const	   *c = (Const *) radius;
+
+		if (!c->constisnull && DatumGetInt32(c->constvalue) > HAMMING_BALL_ALL)
+			radius = (Node *) radius_const(HAMMING_BALL_ALL);
+		else if (!c->constisnull && DatumGetInt32(c->constvalue) < 0)
+		{
+			radius = (Node *) radius_const(0);
+			req->lossy = true;
+		}
+		else
+			radius = copyObject(radius);
+	}
+	else
+	{
+		Node	   *upper = (Node *) makeFuncExpr(F_INT4SMALLER, INT4OID,
+												  list_make2(copyObject(radius),
+															 radius_const(HAMMING_BALL_ALL)),
+												  InvalidOid, InvalidOid,
+												  COERCE_EXPLICIT_CALL);
+
+		radius = (Node *) makeFuncExpr(F_INT4LARGER, INT4OID,
+									   list_make2(upper, radius_const(0)),
+									   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+		req->lossy = true;
+	}
+
 	cond = (OpExpr *)
 		make_opclause(cat->in_ball_op, BOOLOID, false,
 					  (Expr *) copyObject(indexed),
 					  (Expr *) makeFuncExpr(cat->ball_fn, cat->hamming_ball_type,
-											list_make2(copyObject(other),
-													   copyObject(radius)),
+											list_make2(copyObject(other), radius),
 											InvalidOid, InvalidOid,
 											COERCE_EXPLICIT_CALL),
 					  InvalidOid, InvalidOid);
 	cond->opfuncid = get_opcode(cat->in_ball_op);
 	cond->location = call->location;
-
-	/* hamming_ball() clamps the radius, which changes no answer. */
-	req->lossy = false;
 	return list_make1(cond);
 }
 

@@ -43,6 +43,7 @@
 #include "utils/rel.h"
 #include "utils/rls.h"
 
+#include "hamming_ball.h"
 #include "layout_catalog.h"
 #include "nd_permute.h"
 #include "query_rows.h"
@@ -161,11 +162,9 @@ simhash_layout_within_sql(PG_FUNCTION_ARGS)
 	view = PG_GETARG_OID(0);
 	code = PG_GETARG_SIMHASH64(1);
 	r = PG_GETARG_INT32(2);
+	/* the arguments first, before any catalog lookup */
+	hamming_check_radius("max_distance", r);
 	copy1 = layout_lookup(view, get_func_namespace(fcinfo->flinfo->fn_oid), &l);
-	if (r < 0 || r > 64)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_distance must be between 0 and 64")));
 
 	/* the extension's schema: this function's */
 	ext = quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid)));

@@ -19,6 +19,21 @@
 
 #include "hamming_ball.h"
 
+/*
+ * A ball's radius as text or binary input: from -1 (the empty ball, as
+ * hamming_ball_out writes it) to 64.  0.3 clamped any other value.
+ */
+static void
+check_stored_radius(long radius)
+{
+	if (radius < HAMMING_BALL_EMPTY || radius > HAMMING_BALL_ALL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("hamming_ball radius %ld is out of range", radius),
+				 errdetail("A hamming_ball's radius is between %d (the empty ball) and %d (every fingerprint).",
+						   HAMMING_BALL_EMPTY, HAMMING_BALL_ALL)));
+}
+
 static HammingBall *
 make_ball(uint64 center, int64 radius)
 {
@@ -30,12 +45,32 @@ make_ball(uint64 center, int64 radius)
 	return ball;
 }
 
-/* hamming_ball(center simhash64, radius int4) */
+/*
+ * hamming_ball(center simhash64, radius int4) as 0.1 to 0.3 declared it: a
+ * radius below 0 made the empty ball, one above 64 the full one.  Kept for
+ * their scripts; 0.3.1's declaration names hamming_ball_make_checked.
+ */
 PG_FUNCTION_INFO_V1(hamming_ball_make);
 Datum
 hamming_ball_make(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_HAMMING_BALL_P(make_ball(PG_GETARG_SIMHASH64(0), PG_GETARG_INT32(1)));
+}
+
+/*
+ * hamming_ball(center simhash64, radius int4): 22023 for a radius outside
+ * 0..64, which no distance between 64-bit fingerprints needs.  The planner
+ * clamps the radii it builds balls from (radius_support.c), as within() and
+ * `<~> <= r` take any.
+ */
+PG_FUNCTION_INFO_V1(hamming_ball_make_checked);
+Datum
+hamming_ball_make_checked(PG_FUNCTION_ARGS)
+{
+	int32		radius = PG_GETARG_INT32(1);
+
+	hamming_check_radius("radius", radius);
+	PG_RETURN_HAMMING_BALL_P(make_ball(PG_GETARG_SIMHASH64(0), radius));
 }
 
 PG_FUNCTION_INFO_V1(hamming_ball_in);
@@ -70,6 +105,7 @@ hamming_ball_in(PG_FUNCTION_ARGS)
 	radius = strtol(p, &end, 10);
 	if (end == p || errno != 0 || radius < INT_MIN || radius > INT_MAX)
 		goto invalid;
+	check_stored_radius(radius);
 	p = end;
 	while (isspace((unsigned char) *p))
 		p++;
@@ -107,6 +143,7 @@ hamming_ball_recv(PG_FUNCTION_ARGS)
 	uint64		center = (uint64) pq_getmsgint64(buf);
 	int32		radius = pq_getmsgint(buf, 4);
 
+	check_stored_radius(radius);
 	PG_RETURN_HAMMING_BALL_P(make_ball(center, radius));
 }
 

@@ -46,6 +46,22 @@ hamming_ball_clamp_radius(int64 radius)
 	return (int32) radius;
 }
 
+/*
+ * 22023 unless radius is a Hamming radius of 64-bit fingerprints: the
+ * check of every function that takes a radius up to 64 (hamming_ball(),
+ * simhash_recall(), simhash_layout_within_sql()).  `name` is the
+ * argument's.
+ */
+static inline void
+hamming_check_radius(const char *name, int64 radius)
+{
+	if (radius < 0 || radius > HAMMING_BALL_ALL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be between 0 and %d", name, HAMMING_BALL_ALL),
+				 errdetail("Two 64-bit fingerprints differ in 0 to 64 bits: radius 64 already holds every fingerprint.")));
+}
+
 static inline bool
 hamming_ball_contains(const HammingBall *ball, uint64 code)
 {
