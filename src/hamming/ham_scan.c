@@ -256,16 +256,23 @@ ham_gather_begin(IndexScanDesc scan)
  * index-only scans ask (check_rows), while they hold the pin.
  */
 static bool
-ham_row_visible(IndexScanDesc scan, ItemPointer tid)
+ham_row_visible(IndexScanDesc scan, const ItemPointerData *entry_tid)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	/*
+	 * A copy: the heap writes the TID of the chain member it finds (a HOT
+	 * update's heap-only tuple) back into the TID it is given, and the
+	 * entry's is the chain's root, in a shared index page or the
+	 * pending-list cache.
+	 */
+	ItemPointerData tid = *entry_tid;
 	bool		call_again = false;
 	bool		all_dead = false;
 	bool		found;
 
 	Assert(BufferIsValid(so->interlock));
 	if (so->trust_vm &&
-		VM_ALL_VISIBLE(scan->heapRelation, ItemPointerGetBlockNumber(tid), &so->vmbuf))
+		VM_ALL_VISIBLE(scan->heapRelation, ItemPointerGetBlockNumber(&tid), &so->vmbuf))
 		return true;
 	if (so->fetch == NULL)
 	{
@@ -275,7 +282,7 @@ ham_row_visible(IndexScanDesc scan, ItemPointer tid)
 		so->slot = table_slot_create(scan->heapRelation, NULL);
 		MemoryContextSwitchTo(old);
 	}
-	found = table_index_fetch_tuple(so->fetch, tid, scan->xs_snapshot, so->slot,
+	found = table_index_fetch_tuple(so->fetch, &tid, scan->xs_snapshot, so->slot,
 									&call_again, &all_dead);
 	ExecClearTuple(so->slot);
 	return found;
