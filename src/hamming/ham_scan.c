@@ -39,17 +39,21 @@
  * returns from pinned, and VACUUM takes a cleanup lock on every leaf page;
  * here every scan shares the metapage, so an index-only scan (with an MVCC
  * snapshot) pins it only while it gathers entries -- within one call --
- * and checks each entry as it finds it: one on a page the visibility map
- * says all-visible stands, any other is kept only if the scan's snapshot
- * sees its row (a heap fetch, as the executor would do).  Every entry it
- * holds then points at a row its snapshot sees, which no VACUUM can remove
- * while the snapshot lives, so the pin can go between calls: an idle
- * cursor holds up no VACUUM.  VACUUM waits (ham_vacuum.c) only for a scan
- * in the middle of a call.  The visibility map is trusted only for entries
- * the index still held when the pin was taken: after a VACUUM pass has
- * ended since the scan began, entries of runs a merge has retired (which
- * the pass skipped) are checked on the heap.  Scans with a non-MVCC
- * snapshot (the exclusion constraint's) keep the pin from start to end.
+ * and reads the visibility map for each entry as it finds it.  An entry on
+ * a page the map says all-visible stands: its row is visible to every
+ * snapshot, and no VACUUM can remove it while this scan's snapshot lives.
+ * Any other entry is marked, and when the scan returns it, the scan checks
+ * that its snapshot sees the row (a heap fetch, as the executor would do)
+ * and skips it otherwise.  That check needs no pin: if VACUUM has freed the
+ * entry's slot since, the slot is empty or holds a row inserted after the
+ * scan began, which its snapshot does not see.  So the pin can go between
+ * calls: an idle cursor holds up no VACUUM, which waits (ham_vacuum.c) only
+ * for a scan in the middle of a call; and only the rows returned are
+ * fetched, not every entry gathered.  The visibility map is trusted only
+ * for entries the index still held when the pin was taken: after a VACUUM
+ * pass has ended since the scan began, entries of runs a merge has retired
+ * (which the pass skipped) are all marked.  Scans with a non-MVCC snapshot
+ * (the exclusion constraint's) keep the pin from start to end.
  *
  *-------------------------------------------------------------------------
  */
@@ -134,10 +138,14 @@ typedef struct HamScanOpaqueData
 								 * or gathers entries VACUUM must not free
 								 * (ham_vacuum.c) */
 
-	/* index-only scans with an MVCC snapshot: each entry checked (above) */
+	/* index-only scans with an MVCC snapshot: entries checked (above) */
 	bool		check_rows;
 	bool		trust_vm;		/* this call's entries: all-visible stands */
 	Buffer		vmbuf;
+	uint64		calls;			/* amgettuple calls so far */
+	uint64		vm_call;		/* the call that read vm_all_visible */
+	BlockNumber vm_block;		/* ... for this heap page */
+	bool		vm_all_visible;
 	IndexFetchTableData *fetch; /* NULL until a row is fetched */
 	TupleTableSlot *slot;
 
@@ -252,9 +260,48 @@ ham_gather_begin(IndexScanDesc scan)
 }
 
 /*
- * Does the scan's snapshot see the row of an entry just found?  Only
- * index-only scans ask (check_rows), while they hold the pin.
+ * In an index-only scan's gathered entries, a TID whose row is to be
+ * checked when it is returned (its heap page was not all-visible when it
+ * was gathered).  Offsets stay below MaxOffsetNumber, far below this bit.
  */
+#define HAM_TID_CHECK	0x8000
+
+/*
+ * Can an entry just found be returned as it is (check_rows)?  Only while
+ * the scan holds the pin, when the visibility map vouches for its row.
+ */
+static bool
+ham_row_all_visible(IndexScanDesc scan, const ItemPointerData *tid)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	BlockNumber block = ItemPointerGetBlockNumber(tid);
+
+	Assert(BufferIsValid(so->interlock));
+	if (!so->trust_vm)
+		return false;
+	/* the list holds runs of one heap page's rows: ask once per run */
+	if (block != so->vm_block || so->vm_call != so->calls)
+	{
+		so->vm_block = block;
+		so->vm_call = so->calls;
+		so->vm_all_visible = VM_ALL_VISIBLE(scan->heapRelation, block, &so->vmbuf);
+	}
+	return so->vm_all_visible;
+}
+
+/* An entry as gathered: marked for a check of its row unless all-visible */
+static inline ItemPointerData
+ham_gathered_tid(IndexScanDesc scan, const ItemPointerData *tid)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	ItemPointerData t = *tid;
+
+	if (so->check_rows && !ham_row_all_visible(scan, tid))
+		t.ip_posid |= HAM_TID_CHECK;
+	return t;
+}
+
+/* Does the scan's snapshot see the row of an entry it is about to return? */
 static bool
 ham_row_visible(IndexScanDesc scan, const ItemPointerData *entry_tid)
 {
@@ -270,10 +317,6 @@ ham_row_visible(IndexScanDesc scan, const ItemPointerData *entry_tid)
 	bool		all_dead = false;
 	bool		found;
 
-	Assert(BufferIsValid(so->interlock));
-	if (so->trust_vm &&
-		VM_ALL_VISIBLE(scan->heapRelation, ItemPointerGetBlockNumber(&tid), &so->vmbuf))
-		return true;
 	if (so->fetch == NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(so->outer_ctx);
@@ -470,14 +513,12 @@ ham_level_free(HamLevel *level)
 		pfree(level->codes);
 }
 
-/*
- * An entry at distance d that passed every condition; false if an
- * index-only scan drops it, its row being one the snapshot does not see.
- */
+/* An entry at distance d that passed every condition; always kept. */
 static inline bool
 ham_found(IndexScanDesc scan, HamLevel *levels, int d, ItemPointer tid, uint64 code)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	ItemPointerData t;
 
 	if (so->tbm)
 	{
@@ -485,19 +526,29 @@ ham_found(IndexScanDesc scan, HamLevel *levels, int d, ItemPointer tid, uint64 c
 		so->ntids++;
 		return true;
 	}
-	if (so->check_rows && !ham_row_visible(scan, tid))
-		return false;
-	ham_level_add(so, &levels[d], tid, code);
+	t = ham_gathered_tid(scan, tid);
+	ham_level_add(so, &levels[d], &t, code);
 	return true;
 }
 
-/* Return an entry to the executor (with its code for an index-only scan). */
-static void
+/*
+ * Return an entry to the executor (with its code for an index-only scan);
+ * false, returning nothing, for a marked entry whose row the snapshot does
+ * not see.
+ */
+static bool
 ham_return(IndexScanDesc scan, ItemPointer tid, uint64 code, bool isnull, int d)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	ItemPointerData t = *tid;
 
-	scan->xs_heaptid = *tid;
+	if (t.ip_posid & HAM_TID_CHECK)
+	{
+		t.ip_posid &= ~HAM_TID_CHECK;
+		if (!ham_row_visible(scan, &t))
+			return false;
+	}
+	scan->xs_heaptid = t;
 	if (so->want_codes)
 	{
 		Datum		value = Simhash64GetDatum(code);
@@ -511,6 +562,7 @@ ham_return(IndexScanDesc scan, ItemPointer tid, uint64 code, bool isnull, int d)
 		scan->xs_orderbyvals[0] = Int32GetDatum(d);
 		scan->xs_orderbynulls[0] = isnull || !so->ordered;
 	}
+	return true;
 }
 
 /*
@@ -922,8 +974,11 @@ ham_load_nulls_page(Page page, void *arg)
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 
 	for (int i = 0; i < HamPageGetOpaque(page)->nentries; i++)
-		if (!so->check_rows || ham_row_visible(scan, &HamPageTids(page)[i]))
-			ham_level_add(so, &so->nulls, &HamPageTids(page)[i], 0);
+	{
+		ItemPointerData t = ham_gathered_tid(scan, &HamPageTids(page)[i]);
+
+		ham_level_add(so, &so->nulls, &t, 0);
+	}
 }
 
 static void
@@ -965,9 +1020,11 @@ ham_gettuple_internal(IndexScanDesc scan)
 		if (d <= so->complete + 1 && so->emit_pos < level->n &&
 			(src_done || (run->step_active && run->next_step == d)))
 		{
-			ham_return(scan, &level->tids[so->emit_pos],
-					   so->want_codes ? level->codes[so->emit_pos] : 0, false, d);
-			so->emit_pos++;
+			int			pos = so->emit_pos++;
+
+			if (!ham_return(scan, &level->tids[pos],
+							so->want_codes ? level->codes[pos] : 0, false, d))
+				continue;
 			so->returned++;
 			return true;
 		}
@@ -1000,17 +1057,21 @@ ham_gettuple_internal(IndexScanDesc scan)
 		ham_load_nulls(scan);
 		so->emit_pos = 0;
 	}
-	if (so->emit_pos >= so->nulls.n)
-		return false;
-	ham_return(scan, &so->nulls.tids[so->emit_pos++], 0, true, 0);
-	return true;
+	while (so->emit_pos < so->nulls.n)
+		if (ham_return(scan, &so->nulls.tids[so->emit_pos++], 0, true, 0))
+			return true;
+	return false;
 }
 
 bool
 ham_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
-	bool		found = ham_gettuple_internal(scan);
+	bool		found;
+
+	/* a page's all-visible bit is read anew in each call, under its pin */
+	so->calls++;
+	found = ham_gettuple_internal(scan);
 
 	/* what this call gathered is checked: VACUUM need not wait for us */
 	if (so->check_rows)
