@@ -158,6 +158,9 @@ BEGIN
                                          THEN '{dist,ball,eq,codes}'::text[]
                                          ELSE '{dist,ball,eq}'::text[] END LOOP
                     CONTINUE WHEN sp = 'eq' AND r <> 0;
+                    -- hamming_ball refuses a radius outside 0..64 (22023);
+                    -- the comparison takes any
+                    CONTINUE WHEN sp = 'ball' AND (r < 0 OR r > 64);
                     query := format('SELECT coalesce(array_agg(%s ORDER BY %1$s), ''{}'') FROM %s WHERE %s',
                                     CASE sp WHEN 'codes' THEN 'sh::bigint' ELSE 'id' END,
                                     tbl,
