@@ -11,7 +11,8 @@
 #     what a sequential scan answers, and the extension's catalog (every
 #     member with its definition, flags, support functions, operator class
 #     members, privileges and comment) equals that of a fresh CREATE
-#     EXTENSION neardup in another database.
+#     EXTENSION neardup in another database; so does an install of each
+#     later released version (0.2, 0.3) updated to the default.
 #   - Updating to a version that does not exist fails with PostgreSQL's
 #     error and changes nothing.
 # Prints TAP.
@@ -110,6 +111,19 @@ else
 	head -40 "$work/catalog.diff" | sed 's/^/# /'
 	ok 1 "0.1 + ALTER EXTENSION UPDATE has the catalog of a fresh install"
 fi
+# the same from each released version's own install (0.2, 0.3: 0.1's
+# script and the updates up to it), updated to the default
+for from in 0.2 0.3; do
+	psql_q -c "CREATE DATABASE from_${from/./_}"
+	psql_q -d "from_${from/./_}" -c "CREATE EXTENSION neardup VERSION '$from'" -c "ALTER EXTENSION neardup UPDATE" \
+		-f "$ND_E2E_LIB/extension_catalog.sql" -c "SELECT nd_extension_catalog('neardup')" >"$work/catalog_$from"
+	if diff "$work/catalog_fresh" "$work/catalog_$from" >"$work/catalog.diff"; then
+		ok 0 "$from + ALTER EXTENSION UPDATE has the catalog of a fresh install"
+	else
+		head -40 "$work/catalog.diff" | sed 's/^/# /'
+		ok 1 "$from + ALTER EXTENSION UPDATE has the catalog of a fresh install"
+	fi
+done
 # the comparison sees a difference when there is one (the control)
 psql_q -d fresh -c "COMMENT ON FUNCTION hamming_distance(simhash64, simhash64) IS 'changed'" \
 	-c "SELECT nd_extension_catalog('neardup')" >"$work/catalog_changed"
