@@ -166,6 +166,11 @@ end_idle() {
 	wait "${idle_sessions[@]}" 2>/dev/null || true
 	idle_sessions=()
 }
+# superuser_job: the row neardup_progress() shows for a job a superuser begins
+superuser_job() {
+	psql_q -c "BEGIN" -c "DO \$\$ BEGIN PERFORM neardup_progress_begin('superuser job'); END \$\$" \
+		-c "SELECT job FROM neardup_progress() WHERE pid = pg_backend_pid()" -c "COMMIT"
+}
 for r in 1 2 3 4; do
 	for i in $(seq 16); do
 		idle "blind$r" "SELECT count(simhash('w' || i)) FROM generate_series(1, 10000) i;"
@@ -176,8 +181,7 @@ ok $? "64 sessions of four roles fingerprinted 10,000 texts each and idle in the
 after=$(psql_q -c "SELECT count(*) FROM neardup_progress() p JOIN pg_stat_activity a USING (pid) WHERE a.state = 'idle in transaction'")
 [ "$after" = 0 ]
 ok $? "none of their fingerprinting rows is shown once their statements are over ($after)"
-row=$(psql_q -c "BEGIN" -c "DO \$\$ BEGIN PERFORM neardup_progress_begin('superuser job'); END \$\$" \
-	-c "SELECT job FROM neardup_progress() WHERE pid = pg_backend_pid()" -c "COMMIT")
+row=$(superuser_job)
 [ "$row" = "superuser job" ]
 ok $? "a superuser's job gets a slot and shows ($row)"
 end_idle
@@ -189,8 +193,7 @@ ok $? "17 sessions of one role hold a job each, idle in their transactions"
 held=$(psql_q -c "SELECT count(*) FROM neardup_progress() WHERE job LIKE 'held %'")
 [ "$held" = 16 ]
 ok $? "16 of them are shown: a role holds at most 16 of the 64 slots ($held)"
-row=$(psql_q -c "BEGIN" -c "DO \$\$ BEGIN PERFORM neardup_progress_begin('superuser job'); END \$\$" \
-	-c "SELECT job FROM neardup_progress() WHERE pid = pg_backend_pid()" -c "COMMIT")
+row=$(superuser_job)
 [ "$row" = "superuser job" ]
 ok $? "a superuser's job still gets a slot beside them ($row)"
 end_idle
