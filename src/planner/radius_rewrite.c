@@ -594,6 +594,7 @@ rewrite_spelling(Node *node, RewriteContext *cxt, const Spelling *sp)
 {
 	int			location = ((OpExpr *) node)->location;
 	Expr	   *within;
+	Expr	   *closer;
 
 	within = within_call(cxt,
 						 rewrite_mutator(linitial(sp->args), cxt),
@@ -601,13 +602,13 @@ rewrite_spelling(Node *node, RewriteContext *cxt, const Spelling *sp)
 						 rewrite_mutator(sp->radius, cxt), location);
 	if (sp->below == NULL)
 		return (Node *) within;
-	return (Node *)
-		make_andclause(list_make2(within,
-								  make_notclause(within_call(cxt,
-															 rewrite_mutator(linitial(sp->args), cxt),
-															 rewrite_mutator(lsecond(sp->args), cxt),
-															 rewrite_mutator(sp->below, cxt),
-															 location))));
+
+	/* the rows at a smaller distance, checked after the index */
+	closer = within_call(cxt,
+						 rewrite_mutator(linitial(sp->args), cxt),
+						 rewrite_mutator(lsecond(sp->args), cxt),
+						 rewrite_mutator(sp->below, cxt), location);
+	return (Node *) make_andclause(list_make2(within, make_notclause(closer)));
 }
 
 /* A list of quals is an implicit AND: keep it flat. */
