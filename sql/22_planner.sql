@@ -126,8 +126,9 @@ FROM (VALUES ('sh <~> ' || quote_literal(:'q') || ' <= 3'),
      LATERAL (SELECT * FROM nd_check('nd_gist', c.cond)
               UNION ALL SELECT * FROM nd_check('nd_gin', c.cond)) r;
 
--- Left alone: other comparisons of the distance.
+-- An equality with 0 is within(.., 0) (22_planner_spellings has the rest).
 EXPLAIN (COSTS OFF) SELECT id FROM nd_gist WHERE sh <~> :'q' = 0;
+-- Left alone: a lower bound on the distance.
 EXPLAIN (COSTS OFF) SELECT id FROM nd_gist WHERE sh <~> :'q' >= 3;
 -- Not indexable: the other side depends on the row, or is volatile.
 EXPLAIN (COSTS OFF) SELECT id FROM nd_gist WHERE sh <~> (sh::bigint # 1)::simhash64 <= 3;

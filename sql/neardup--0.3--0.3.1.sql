@@ -636,3 +636,22 @@ COMMENT ON PROCEDURE @extschema@.simhash_layout_move_partition(pg_catalog.regcla
 
 
 -- ===== end section: block-sharded layout =====
+
+-- ===== section: natural spellings and empty texts (issue 41) =====
+
+/*
+ * WHERE simhash_similarity(sh, q) >= t is rewritten by the planner hook
+ * into within(sh, q, r) (src/planner/radius_rewrite.c).  The support
+ * function gets the library, and so the hook, loaded when the call is
+ * simplified, as it does for <~> and hamming_distance(), also when nothing
+ * else in the query is the extension's.  hamming_support also turns
+ * hamming_distance(a, b) into a <~> b, so that ORDER BY
+ * hamming_distance(sh, q) LIMIT k is a nearest-neighbour index scan.
+ */
+ALTER FUNCTION @extschema@.simhash_similarity(@extschema@.simhash64, @extschema@.simhash64)
+    SUPPORT @extschema@.hamming_support;
+
+COMMENT ON FUNCTION @extschema@.hamming_support(pg_catalog.internal)
+    IS 'planner support of the distance functions: loads the rewrite of radius and similarity conditions into index conditions; hamming_distance(a, b) becomes a <~> b';
+
+-- ===== end section: natural spellings and empty texts =====

@@ -152,6 +152,11 @@ nd_catalog(void)
 									INT4ARRAYOID, INT4OID, INT4OID);
 		c.bands_overlap_fn = nd_lookup_func("minhash_bands_overlap", nsp, 2,
 											INT8ARRAYOID, INT8ARRAYOID, InvalidOid);
+		c.distance_op = nd_lookup_oper("<~>", nsp,
+									   c.simhash64_type, c.simhash64_type);
+		c.similarity_fn = nd_lookup_func("simhash_similarity", nsp, 2,
+										 c.simhash64_type, c.simhash64_type,
+										 InvalidOid);
 		c.installed = OidIsValid(c.hamming_fn) && OidIsValid(c.distance_fn) &&
 			OidIsValid(c.within_fn) && OidIsValid(c.ball_fn) &&
 			OidIsValid(c.in_ball_op) && OidIsValid(c.ball_has_op);

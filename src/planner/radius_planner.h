@@ -59,6 +59,8 @@ typedef struct NdCatalog
 	Oid			bands_fn;		/* minhash_bands(int4[], int4, int4) */
 	Oid			bands_overlap_fn;	/* minhash_bands_overlap(int8[], int8[]) (0.3
 									 * on; InvalidOid before the update) */
+	Oid			distance_op;	/* simhash64 <~> simhash64 */
+	Oid			similarity_fn;	/* simhash_similarity() */
 } NdCatalog;
 
 /* radius_catalog.c */

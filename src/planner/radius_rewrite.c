@@ -43,6 +43,7 @@
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/plancat.h"
 #include "optimizer/restrictinfo.h"
@@ -250,6 +251,7 @@ typedef struct RewriteContext
 {
 	PlannerInfo *root;
 	const NdCatalog *cat;		/* looked up at the first candidate */
+	Node	   *single_clause;	/* quals that are one clause, not a list */
 } RewriteContext;
 
 /*
@@ -370,6 +372,264 @@ band_lookup(Node *node, RewriteContext *cxt)
 		is_bands_call(lsecond(op->args), cxt->cat);
 }
 
+/*
+ * More natural spellings (issue 41), each exactly a within():
+ *
+ *	simhash_similarity(a, b) >= t, > t, t <= .., t < ..
+ *		within(a, b, r), r the largest distance whose similarity passes
+ *	d = c, c = d (d a distance as above)
+ *		within(a, b, c) when c <= 0 or NULL (the distance is never negative),
+ *		else within(a, b, c) AND NOT within(a, b, c - 1)
+ *
+ * The second within() of an equality is under NOT, which no later pass
+ * rewrites, so the rewrite stays idempotent.
+ */
+typedef struct Spelling
+{
+	List	   *args;			/* the two fingerprints */
+	Node	   *radius;			/* within(a, b, radius) */
+	Node	   *below;			/* AND NOT within(a, b, below), or NULL */
+} Spelling;
+
+/*
+ * The largest distance d in 0..64 for which `simhash_similarity = 1 - d/64`
+ * passes the comparison with the constant t, -1 if none does.  The
+ * similarity and the comparison are the SQL functions themselves, called
+ * for each distance, so the radius is exact for every threshold: NaN,
+ * infinities, values outside 0..1, float4 values.  Returns false if the
+ * distances that pass are not 0..r (they always are: the similarity falls
+ * as d grows).
+ */
+static bool
+similarity_radius(const NdCatalog *cat, Oid cmpfn, int sim_arg, Const *t,
+				  int32 *radius)
+{
+	FmgrInfo	simf,
+				cmpf;
+	int32		last = -1;
+	int			d;
+
+	fmgr_info(cat->similarity_fn, &simf);
+	fmgr_info(cmpfn, &cmpf);
+	for (d = 0; d <= 64; d++)
+	{
+		uint64		code = d == 64 ? ~UINT64CONST(0) : (UINT64CONST(1) << d) - 1;
+		Datum		sim = FunctionCall2(&simf, (Datum) 0, (Datum) code);
+		bool		pass;
+
+		pass = DatumGetBool(sim_arg == 0 ?
+							FunctionCall2(&cmpf, sim, t->constvalue) :
+							FunctionCall2(&cmpf, t->constvalue, sim));
+		if (pass)
+		{
+			if (last != d - 1)
+				return false;
+			last = d;
+		}
+	}
+	*radius = last;
+	return true;
+}
+
+/*
+ * A lower bound on simhash_similarity() by a constant (a Param of a custom
+ * plan is one by now).  float8 and float4 thresholds; numeric and integer
+ * constants reach here folded into float8.
+ */
+static bool
+similarity_spelling(Node *node, RewriteContext *cxt, Spelling *sp, bool build)
+{
+	OpExpr	   *op;
+	Oid			cmpfn;
+	int			sim_arg;
+	Node	   *sim;
+	Node	   *t;
+	int32		r;
+
+	if (!IsA(node, OpExpr))
+		return false;
+	op = (OpExpr *) node;
+	if (list_length(op->args) != 2)
+		return false;
+	cmpfn = opexpr_funcid(op);
+	switch (cmpfn)
+	{
+		case F_FLOAT8GE:		/* s >= t */
+		case F_FLOAT8GT:		/* s > t */
+		case F_FLOAT84GE:
+		case F_FLOAT84GT:
+			sim_arg = 0;
+			break;
+		case F_FLOAT8LE:		/* t <= s */
+		case F_FLOAT8LT:		/* t < s */
+		case F_FLOAT48LE:
+		case F_FLOAT48LT:
+			sim_arg = 1;
+			break;
+		default:
+			return false;
+	}
+	sim = (Node *) list_nth(op->args, sim_arg);
+	t = (Node *) list_nth(op->args, 1 - sim_arg);
+	if (!IsA(sim, FuncExpr) || list_length(((FuncExpr *) sim)->args) != 2 ||
+		!IsA(t, Const))
+		return false;
+	if (cxt->cat == NULL)
+		cxt->cat = nd_catalog();
+	if (!cxt->cat->installed || !OidIsValid(cxt->cat->similarity_fn) ||
+		((FuncExpr *) sim)->funcid != cxt->cat->similarity_fn ||
+		distance_is_indexed(cxt->root, sim))
+		return false;
+	if (!build)
+		return true;
+
+	sp->args = ((FuncExpr *) sim)->args;
+	sp->below = NULL;
+	if (((Const *) t)->constisnull)
+		sp->radius = (Node *) makeNullConst(INT4OID, -1, InvalidOid);
+	else if (similarity_radius(cxt->cat, cmpfn, sim_arg, (Const *) t, &r))
+		sp->radius = (Node *) int4_const(r);
+	else
+		return false;
+	return true;
+}
+
+/* d = c or c = d, with d one of our distances. */
+static bool
+equality_spelling(Node *node, RewriteContext *cxt, Spelling *sp, bool build)
+{
+	OpExpr	   *op;
+	DistanceBound db;
+	int			dist_arg;
+
+	if (!IsA(node, OpExpr))
+		return false;
+	op = (OpExpr *) node;
+	if (list_length(op->args) != 2)
+		return false;
+	switch (opexpr_funcid(op))
+	{
+		case F_INT4EQ:
+			dist_arg = -1, db.int8_bound = false;
+			break;
+		case F_INT48EQ:
+			dist_arg = 0, db.int8_bound = true;
+			break;
+		case F_INT84EQ:
+			dist_arg = 1, db.int8_bound = true;
+			break;
+		default:
+			return false;
+	}
+	if (cxt->cat == NULL)
+		cxt->cat = nd_catalog();
+	if (!cxt->cat->installed)
+		return false;
+	/* int4 = int4: the distance on the left, else on the right */
+	if (dist_arg < 0)
+		dist_arg = distance_args(linitial(op->args), cxt->cat) != NIL ? 0 : 1;
+	db.distance = (Node *) list_nth(op->args, dist_arg);
+	db.bound = (Node *) list_nth(op->args, 1 - dist_arg);
+	if ((sp->args = distance_args(db.distance, cxt->cat)) == NIL ||
+		distance_is_indexed(cxt->root, db.distance))
+		return false;
+
+	/* d <= c, and unless c <= 0, NOT d <= c - 1 */
+	db.strict = false;
+	sp->radius = radius_of_bound(&db);
+	sp->below = NULL;
+	if (IsA(db.bound, Const))
+	{
+		Const	   *c = (Const *) db.bound;
+
+		if (!c->constisnull &&
+			(db.int8_bound ? DatumGetInt64(c->constvalue) > 0 :
+			 DatumGetInt32(c->constvalue) > 0))
+		{
+			db.strict = true;
+			sp->below = radius_of_bound(&db);
+		}
+	}
+	else
+	{
+		/* The fingerprints and c are evaluated twice. */
+		if (contain_volatile_functions(node) || contain_subplans(node))
+			return false;
+		db.strict = true;
+		sp->below = radius_of_bound(&db);
+	}
+
+	/*
+	 * An AND is fine in a list of quals (rewrite_quals flattens it) or
+	 * under OR, but a lone clause must stay one clause (RestrictInfos of
+	 * appendrel parents).
+	 */
+	if (sp->below != NULL && node == cxt->single_clause)
+		return false;
+	return true;
+}
+
+static bool
+spelling(Node *node, RewriteContext *cxt, Spelling *sp, bool build)
+{
+	return similarity_spelling(node, cxt, sp, build) ||
+		equality_spelling(node, cxt, sp, build);
+}
+
+static Expr *
+within_call(RewriteContext *cxt, Node *a, Node *b, Node *radius, int location)
+{
+	FuncExpr   *within;
+
+	within = makeFuncExpr(cxt->cat->within_fn, BOOLOID, list_make3(a, b, radius),
+						  InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+	within->location = location;
+	return (Expr *) within;
+}
+
+static Node *rewrite_mutator(Node *node, void *context);
+
+static Node *
+rewrite_spelling(Node *node, RewriteContext *cxt, const Spelling *sp)
+{
+	int			location = ((OpExpr *) node)->location;
+	Expr	   *within;
+	Expr	   *closer;
+
+	within = within_call(cxt,
+						 rewrite_mutator(linitial(sp->args), cxt),
+						 rewrite_mutator(lsecond(sp->args), cxt),
+						 rewrite_mutator(sp->radius, cxt), location);
+	if (sp->below == NULL)
+		return (Node *) within;
+
+	/* the rows at a smaller distance, checked after the index */
+	closer = within_call(cxt,
+						 rewrite_mutator(linitial(sp->args), cxt),
+						 rewrite_mutator(lsecond(sp->args), cxt),
+						 rewrite_mutator(sp->below, cxt), location);
+	return (Node *) make_andclause(list_make2(within, make_notclause(closer)));
+}
+
+/* A list of quals is an implicit AND: keep it flat. */
+static List *
+flatten_and_quals(List *quals)
+{
+	List	   *flat = NIL;
+	ListCell   *lc;
+
+	foreach(lc, quals)
+	{
+		Node	   *q = (Node *) lfirst(lc);
+
+		if (is_andclause(q))
+			flat = list_concat(flat, ((BoolExpr *) q)->args);
+		else
+			flat = lappend(flat, q);
+	}
+	return flat;
+}
+
 /* Walk first, so that trees with nothing to rewrite are not copied. */
 static bool
 rewrite_needed_walker(Node *node, void *context)
@@ -382,6 +642,12 @@ rewrite_needed_walker(Node *node, void *context)
 	if (rewritable(node, (RewriteContext *) context, &db, &args) ||
 		band_lookup(node, (RewriteContext *) context))
 		return true;
+	{
+		Spelling	sp;
+
+		if (spelling(node, (RewriteContext *) context, &sp, false))
+			return true;
+	}
 	return expression_tree_walker(node, rewrite_needed_walker, context);
 }
 
@@ -423,6 +689,12 @@ rewrite_mutator(Node *node, void *context)
 		overlap->location = op->location;
 		return (Node *) overlap;
 	}
+	{
+		Spelling	sp;
+
+		if (spelling(node, cxt, &sp, true))
+			return rewrite_spelling(node, cxt, &sp);
+	}
 
 	return expression_tree_mutator(node, rewrite_mutator, context);
 }
@@ -430,9 +702,15 @@ rewrite_mutator(Node *node, void *context)
 static Node *
 rewrite_quals(Node *quals, RewriteContext *cxt)
 {
-	if (quals == NULL || !rewrite_needed_walker(quals, cxt))
+	if (quals == NULL)
 		return quals;
-	return rewrite_mutator(quals, cxt);
+	cxt->single_clause = IsA(quals, List) ? NULL : quals;
+	if (!rewrite_needed_walker(quals, cxt))
+		return quals;
+	quals = rewrite_mutator(quals, cxt);
+	if (IsA(quals, List))
+		quals = (Node *) flatten_and_quals((List *) quals);
+	return quals;
 }
 
 /* WHERE and JOIN/ON quals, at every level of the join tree. */

@@ -12,11 +12,13 @@
  *	  parameterized index scans on the inner side of a nested loop.
  *	- SupportRequestSelectivity: see radius_selectivity.c.
  *
- * simhash64_hamming (<~>) and hamming_distance carry a support function that
- * answers nothing.  Its job is to be called: expression preprocessing asks
- * it to simplify each call, which loads this library, whose _PG_init
- * installs the rewrite hook (radius_rewrite.c) in time for the first query
- * of a session, without shared_preload_libraries.
+ * simhash64_hamming (<~>), hamming_distance, simhash_similarity and
+ * minhash_bands carry hamming_support.  Its main job is to be called:
+ * expression preprocessing asks it to simplify each call, which loads this
+ * library, whose _PG_init installs the rewrite hook (radius_rewrite.c) in
+ * time for the first query of a session, without shared_preload_libraries.
+ * It also turns hamming_distance(a, b) into a <~> b, so that ORDER BY
+ * hamming_distance(..) is a nearest-neighbour index scan.
  *
  *-------------------------------------------------------------------------
  */
@@ -157,12 +159,48 @@ within_support(PG_FUNCTION_ARGS)
 }
 
 /*
- * Support function of <~> and hamming_distance(): being called is the
- * point (see the file header).
+ * hamming_distance(a, b) as the operator a <~> b.  Only the operator is an
+ * ordering operator of the hamming and GiST operator classes, so only
+ * `ORDER BY a <~> b` can be a nearest-neighbour index scan; once simplified,
+ * every spelling with hamming_distance() plans as its <~> twin.  Both call
+ * the same C code, so the answers are the same.
+ */
+static Node *
+distance_as_operator(SupportRequestSimplify *req)
+{
+	FuncExpr   *call = req->fcall;
+	const NdCatalog *cat;
+	OpExpr	   *op;
+
+	if (list_length(call->args) != 2)
+		return NULL;
+	cat = nd_catalog();
+	if (!cat->installed || call->funcid != cat->distance_fn ||
+		!OidIsValid(cat->distance_op))
+		return NULL;
+
+	op = (OpExpr *) make_opclause(cat->distance_op, INT4OID, false,
+								  (Expr *) linitial(call->args),
+								  (Expr *) lsecond(call->args),
+								  InvalidOid, InvalidOid);
+	op->opfuncid = cat->hamming_fn;
+	op->location = call->location;
+	return (Node *) op;
+}
+
+/*
+ * Support function of <~>, hamming_distance(), simhash_similarity() and
+ * minhash_bands(): being called is the point (see the file header).  A
+ * call of hamming_distance() is also simplified into <~>.
  */
 PG_FUNCTION_INFO_V1(hamming_support);
 Datum
 hamming_support(PG_FUNCTION_ARGS)
 {
+	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+
+	if (IsA(rawreq, SupportRequestSimplify))
+		PG_RETURN_POINTER(distance_as_operator((SupportRequestSimplify *) rawreq));
+
 	PG_RETURN_POINTER(NULL);
 }
