@@ -151,9 +151,11 @@ else
 	exit 1
 fi
 
-# psql as the cluster's owner, through its socket
+# psql as the cluster's owner, through its socket; from / so that a clone
+# postgres may not enter (root's home, mktemp -d) draws no warning from
+# psql ("could not change directory") into the output a check reads
 psql_q() {
-	runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 -h /var/run/postgresql -p "$port" "$@"
+	(cd / && runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 -h /var/run/postgresql -p "$port" "$@")
 }
 extversion() { psql_q -d "$1" -c "SELECT extversion FROM pg_extension WHERE extname = 'neardup'"; }
 
