@@ -30,9 +30,19 @@ DOCS        =
 REGRESS     = $(sort $(basename $(notdir $(filter-out sql/$(EXTENSION)--%, $(wildcard sql/*.sql)))))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
 
+# The control file's default_version: the release tarball's name, and the
+# version in the library's magic block (pg_get_loaded_modules(), 18 on).
+EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
+
 # xxHash is header-only when inlined: no run-time dependency on libxxhash.
-PG_CPPFLAGS = $(foreach d,$(SQL_DIRS) src/core,-I$(srcdir)/$(d)) -DXXH_INLINE_ALL
+PG_CPPFLAGS = $(foreach d,$(SQL_DIRS) src/core,-I$(srcdir)/$(d)) -DXXH_INLINE_ALL \
+			  -DND_VERSION='"$(EXTVERSION)"'
 PG_CFLAGS   = -O3
+# make WERROR=1: every warning is an error (the tests build so on each
+# major); a user's build only warns.
+ifeq ($(WERROR),1)
+PG_CFLAGS  += -Werror
+endif
 
 # Prefer the PostgreSQL 15 that Debian installs; PG_CONFIG=... overrides.
 PG_CONFIG  ?= $(firstword $(wildcard /usr/lib/postgresql/15/bin/pg_config) pg_config)
@@ -57,7 +67,6 @@ $(OBJS): $(foreach d,$(SQL_DIRS) src/core,$(wildcard $(d)/*.h))
 # (default: here), its files under neardup-VERSION/.  VERSION is the
 # control file's default_version; test/e2e/version_consistency.sh checks
 # that META.json, debian/changelog and the newest update script agree.
-EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
 DISTDIR    ?= .
 dist:
 	git archive --format=zip --prefix=$(EXTENSION)-$(EXTVERSION)/ \

@@ -720,7 +720,7 @@ ham_buildempty(Relation index)
 	PageSetChecksumInplace(metapage, HAM_METAPAGE_BLKNO);
 	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, HAM_METAPAGE_BLKNO,
 			  (char *) metapage, true);
-	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+	log_newpage(&nd_smgr_locator(RelationGetSmgr(index)), INIT_FORKNUM,
 				HAM_METAPAGE_BLKNO, metapage, true);
 	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 }
@@ -767,6 +767,33 @@ hamming_handler(PG_FUNCTION_ARGS)
 	/* VACUUM and merges exclude each other with a lock workers cannot share */
 	am->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
 	am->amkeytype = InvalidOid;
+
+	/*
+	 * Members of later majors: only the majors that have them can name them.
+	 * An entry is a row, not a summary of a block range (amsummarizing: HOT
+	 * updates must still insert); the build is serial; inserts keep no state
+	 * to clean up.  The operators are a ball's overlap and a distance, with
+	 * no equality or ordering that the planner could reason about
+	 * (amconsistentequality, amconsistentordering, amcanhash), and no
+	 * strategy maps to a CompareType (amtranslatestrategy and
+	 * amtranslatecmptype NULL: WITHOUT OVERLAPS and merge joins do not
+	 * apply).  No tree height to give the cost model (amgettreeheight).
+	 */
+#if PG_VERSION_NUM >= 160000
+	am->amsummarizing = false;
+#endif
+#if PG_VERSION_NUM >= 170000
+	am->amcanbuildparallel = false;
+	am->aminsertcleanup = NULL;
+#endif
+#if PG_VERSION_NUM >= 180000
+	am->amcanhash = false;
+	am->amconsistentequality = false;
+	am->amconsistentordering = false;
+	am->amgettreeheight = NULL;
+	am->amtranslatestrategy = NULL;
+	am->amtranslatecmptype = NULL;
+#endif
 
 	am->ambuild = ham_build;
 	am->ambuildempty = ham_buildempty;
@@ -860,7 +887,7 @@ ham_check_owner(Oid indexoid)
 {
 	char	   *name;
 
-	if (pg_class_ownercheck(indexoid, GetUserId()))
+	if (object_ownercheck(RelationRelationId, indexoid, GetUserId()))
 		return;
 	name = get_rel_name(indexoid);
 	if (name == NULL)
@@ -899,7 +926,7 @@ ham_leaf_indexes(Oid indexoid)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a hamming index", RelationGetRelationName(parent))));
-	if (!pg_class_ownercheck(indexoid, GetUserId()))
+	if (!object_ownercheck(RelationRelationId, indexoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(parent));
 	foreach(lc, find_all_inheritors(indexoid, NoLock, NULL))
 	{
@@ -942,7 +969,7 @@ ham_open_index(Oid indexoid, LOCKMODE lockmode)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot access temporary indexes of other sessions")));
-	if (!pg_class_ownercheck(indexoid, GetUserId()))
+	if (!object_ownercheck(RelationRelationId, indexoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(index));
 	return index;
 }
