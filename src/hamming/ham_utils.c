@@ -278,12 +278,25 @@ ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table)
  * the page replay produces is the page written here, byte for byte;
  * wal_consistency_checking = 'generic' checks that (test/e2e/
  * index_replica.sh, index_crash.sh).
+ *
+ * !!! THIS WRITES A PRIVATE FORMAT OF POSTGRESQL'S BY HAND.  generic_xlog.c
+ * keeps it in static functions (writeFragment, applyPageRedo) and promises
+ * nothing across majors.  Checked against the source of 15 (15.18) and 18
+ * (18.6): the same in both.  A record of resource manager RM_GENERIC_ID,
+ * info 0, one registered buffer per page (block ids from 0, REGBUF_STANDARD;
+ * with REGBUF_FORCE_IMAGE and no data for a full image), whose block data is
+ * a sequence of fragments, each an OffsetNumber offset into the page, an
+ * OffsetNumber length and that many bytes, with no header, flags or
+ * padding; replay copies each fragment in turn, then zeroes the hole
+ * between pd_lower and pd_upper.  Compare generic_xlog.c of every new major
+ * with this before adding it to the majors built (doc/index-hamming.md);
+ * this is the only place that writes the format.
  */
 static void
 ham_log_fragments(Relation index, Buffer buf, int n, void *const *fields, const uint16 *lengths)
 {
 	Page		page = BufferGetPage(buf);
-	char		delta[HAM_MAX_FRAGMENTS * (2 * sizeof(uint16) + sizeof(HamPageOpaqueData))];
+	char		delta[HAM_MAX_FRAGMENTS * (2 * sizeof(OffsetNumber) + sizeof(HamPageOpaqueData))];
 	char	   *end = delta;
 	XLogRecPtr	lsn;
 
@@ -296,13 +309,14 @@ ham_log_fragments(Relation index, Buffer buf, int n, void *const *fields, const 
 		return;
 	for (int i = 0; i < n; i++)
 	{
-		uint16		offset = (uint16) ((char *) fields[i] - (char *) page);
+		OffsetNumber offset = (OffsetNumber) ((char *) fields[i] - (char *) page);
+		OffsetNumber length = lengths[i];
 
-		Assert(lengths[i] <= sizeof(HamPageOpaqueData));
+		Assert(length <= sizeof(HamPageOpaqueData));
 		memcpy(end, &offset, sizeof(offset));
-		memcpy(end + sizeof(offset), &lengths[i], sizeof(uint16));
-		memcpy(end + 2 * sizeof(uint16), fields[i], lengths[i]);
-		end += 2 * sizeof(uint16) + lengths[i];
+		memcpy(end + sizeof(offset), &length, sizeof(length));
+		memcpy(end + sizeof(offset) + sizeof(length), fields[i], length);
+		end += sizeof(offset) + sizeof(length) + length;
 	}
 	XLogBeginInsert();
 	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
