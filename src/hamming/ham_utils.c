@@ -899,16 +899,26 @@ ham_is_hamming_index(Relation rel)
 void
 ham_check_owner(Oid indexoid)
 {
+	HeapTuple	tuple;
+	Oid			owner;
 	char	   *name;
 
-	if (object_ownercheck(RelationRelationId, indexoid, GetUserId()))
-		return;
-	name = get_rel_name(indexoid);
-	if (name == NULL)
+	/*
+	 * The owner from pg_class directly: object_ownercheck (16 on) reports
+	 * a missing relation as an internal error, "cache lookup failed".
+	 */
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
+	if (!HeapTupleIsValid(tuple))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("relation with OID %u does not exist", indexoid)));
-	aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, name);
+	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	name = pstrdup(NameStr(((Form_pg_class) GETSTRUCT(tuple))->relname));
+	ReleaseSysCache(tuple);
+	/* superusers and members of the owning role, as the ownership checks */
+	if (!has_privs_of_role(GetUserId(), owner))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, name);
+	pfree(name);
 }
 
 /*
