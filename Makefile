@@ -60,6 +60,20 @@ endif
 # header changes (struct layouts are shared between files).
 $(OBJS): $(foreach d,$(SQL_DIRS) src/core,$(wildcard $(d)/*.h))
 
+# Nor does it know which server the objects were compiled for: a stamp
+# names the server (its version and a digest of its configure options) and
+# WERROR, rewritten only when they change, so that a build for another
+# server, or with -Werror where the last was without, recompiles everything.
+BUILD_STAMP = build/pg-built-for
+BUILD_FOR  := $(VERSION) $(firstword $(shell $(PG_CONFIG) --configure | md5sum)) WERROR=$(WERROR)
+$(OBJS): $(BUILD_STAMP)
+$(BUILD_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(BUILD_FOR)' | cmp -s - $@ || echo '$(BUILD_FOR)' >$@
+.PHONY: FORCE
+FORCE:
+EXTRA_CLEAN = $(BUILD_STAMP)
+
 .PHONY: dist deps demo test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall
 
 # The release tarball (PGXN's upload, the source of a Debian orig tarball):

@@ -24,6 +24,8 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+# The extension is built with warnings as errors (make WERROR=1).
+export ND_WERROR=1
 # shellcheck source=lib/pgenv.sh
 . test/lib/pgenv.sh
 
