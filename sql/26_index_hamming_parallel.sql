@@ -122,7 +122,9 @@ SELECT q.query, r.* FROM par_queries q, LATERAL pg_temp.run(q.sql) r;
 SELECT * FROM par_single_seq ORDER BY query;
 RESET ALL;
 CREATE TEMP TABLE par_single (kind text, query text, answer text, in_worker bool, scan text);
-SET force_parallel_mode = on;
+-- (force_parallel_mode is debug_parallel_query from 16)
+SELECT set_config(CASE WHEN current_setting('server_version_num')::int >= 160000
+                       THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END, 'on', false);
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 SET enable_indexonlyscan = off;

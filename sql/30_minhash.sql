@@ -253,6 +253,8 @@ DECLARE
     line text;
 BEGIN
     FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+        -- the nodes the enable_* settings disable, marked from 18
+        CONTINUE WHEN line ~ '^\s*Disabled: true$';
         RETURN NEXT regexp_replace(line, '''\{[-0-9,]*\}''::(bigint|integer)\[\]', '<array>', 'g');
     END LOOP;
 END
@@ -264,7 +266,12 @@ SELECT id FROM mh_docs
 WHERE minhash_bands(sig, 16, 8) && minhash_bands(minhash('some query text here'), 16, 8)$$);
 PREPARE similar_to(int4[]) AS
 SELECT id FROM mh_docs WHERE minhash_bands(sig, 16, 8) && minhash_bands($1, 16, 8) ORDER BY id;
+-- (at 400 rows a scan of the primary key in id order, the condition as
+-- its filter, costs about as much, and 18 prices GIN's scan higher: it is
+-- kept out)
+SET enable_indexscan = off;
 SELECT * FROM pg_temp.plan($$EXECUTE similar_to(minhash('some query text here'))$$);
+RESET enable_indexscan;
 SET plan_cache_mode = force_generic_plan;
 EXPLAIN (COSTS OFF) EXECUTE similar_to(minhash('some query text here'));
 RESET plan_cache_mode;

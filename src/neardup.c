@@ -15,9 +15,10 @@
 #include "utils/guc.h"
 
 #include "hamming/hamming.h"
+#include "pg_compat.h"
 #include "planner/radius_planner.h"
 
-PG_MODULE_MAGIC;
+ND_MODULE_MAGIC;
 
 void		_PG_init(void);
 

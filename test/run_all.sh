@@ -8,6 +8,10 @@
 #   regress  pg_regress suites (sql/, expected/) in a throwaway cluster
 #   e2e      scripted end-to-end tests (test/e2e/*.sh) in throwaway clusters
 #
+# ND_PG_MAJOR=18 runs them against that major's server (regress only, for
+# now: see test/lib/pgenv.sh); ND_PG_MAJORS="15 18" runs one after another
+# (below).
+#
 # The suites' jobs (the unit tests, each fuzzer, the regress run, each e2e
 # script) run ND_TEST_JOBS at a time (default 2, one per core of the CI
 # machine), the slowest first; every job has its own cluster, port and
@@ -24,6 +28,8 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+# The extension is built with warnings as errors (make WERROR=1).
+export ND_WERROR=1
 # shellcheck source=lib/pgenv.sh
 . test/lib/pgenv.sh
 
@@ -187,6 +193,46 @@ run_job() {
 if [ "${1:-}" = --job ]; then
 	run_job "$2"
 	exit 0
+fi
+
+# ND_PG_MAJORS="15 18": one run per major, in turn, each with its own
+# server: the suites named (all by default) on 15, the system's server;
+# on the others, servers built from Debian's source by test/pg/server.sh
+# (cached; the first run builds each, as root), the pg_regress suites only.
+# A major whose server cannot be had is reported and skipped.  The last
+# line sums the runs.  ND_PG_MAJOR=18 alone runs on that major only.
+if [ -n "${ND_PG_MAJORS:-}" ]; then
+	total_passed=0
+	total_failed=0
+	ran=()
+	skipped=()
+	for major in $ND_PG_MAJORS; do
+		args=("$@")
+		if [ "$major" != 15 ]; then
+			if [ $# -ne 0 ] && ! printf '%s\n' "$@" | grep -qx regress; then
+				continue
+			fi
+			args=(regress)
+			if ! bash test/pg/server.sh "$major" >/dev/null; then
+				echo "== PostgreSQL $major: no server (test/pg/server.sh $major failed): skipped"
+				skipped+=("$major")
+				continue
+			fi
+		fi
+		echo "== PostgreSQL $major: ${args[*]:-every suite}"
+		mkdir -p build
+		ND_PG_MAJORS="" ND_PG_MAJOR=$major bash "$ROOT/test/run_all.sh" "${args[@]}" | tee "build/major-$major.log"
+		read -r p _ f _ < <(tail -1 "build/major-$major.log")
+		[[ "$p" =~ ^[0-9]+$ && "$f" =~ ^[0-9]+$ ]] || { p=0; f=1; }
+		total_passed=$((total_passed + p))
+		total_failed=$((total_failed + f))
+		ran+=("$major: $p passed, $f failed")
+	done
+	printf '== %s\n' "${ran[@]}"
+	[ ${#skipped[@]} -ne 0 ] && echo "== skipped (no server): ${skipped[*]}"
+	echo "$total_passed passed, $total_failed failed in ${SECONDS}s"
+	[ "$total_failed" -eq 0 ]
+	exit
 fi
 
 suites=("$@")

@@ -61,6 +61,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "pg_compat.h"
 #include "progress.h"
 
 #define ND_PROGRESS_SLOTS	64
@@ -487,7 +488,7 @@ fingerprinting_statement_runs(const NdProgressSlot *slot)
 	n = pgstat_fetch_stat_numbackends();
 	for (int i = 1; i <= n; i++)
 	{
-		LocalPgBackendStatus *local = pgstat_fetch_stat_local_beentry(i);
+		LocalPgBackendStatus *local = pgstat_get_local_beentry_by_index(i);
 		PgBackendStatus *be;
 
 		if (local == NULL || local->backendStatus.st_procpid != slot->pid)

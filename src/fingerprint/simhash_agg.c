@@ -20,6 +20,7 @@
 #include "context_realloc.h"
 #include "nd_features.h"
 #include "nd_simhash.h"
+#include "pg_compat.h"
 #include "simhash64.h"
 #include "text_features.h"
 

@@ -10,6 +10,7 @@
 #include "fmgr.h"
 
 #include "nd_simhash.h"
+#include "pg_compat.h"
 #include "progress.h"
 #include "simhash64.h"
 #include "text_features.h"

@@ -21,6 +21,7 @@
 
 #include "nd_features.h"
 #include "nd_simhash.h"
+#include "pg_compat.h"
 #include "progress.h"
 #include "simhash64.h"
 #include "text_features.h"

@@ -57,7 +57,7 @@
 
 struct HamDirRef
 {
-	RelFileNode node;
+	RelFileLocator node;
 	BlockNumber run_header;
 	MemoryContext ctx;			/* holds this struct and the directory */
 	HamRunDir	dir;
@@ -69,7 +69,7 @@ struct HamDirRef
 
 typedef struct HamListCache
 {
-	RelFileNode node;
+	RelFileLocator node;
 	uint32		epoch;
 	uint32		list_cleanups;
 	bool		valid;			/* false while being extended */
@@ -247,7 +247,7 @@ ham_dir_acquire(Relation index, const HamSnapshot *snap, int run)
 		ref = slot->refs[i];
 		if (ref == NULL)
 			continue;
-		if (RelFileNodeEquals(ref->node, index->rd_node) &&
+		if (RelFileLocatorEquals(ref->node, nd_rel_locator(index)) &&
 			ref->run_header == want->header && ref->dir.epoch == want->epoch)
 		{
 			if (ref->generation != ham_generation)
@@ -258,7 +258,7 @@ ham_dir_acquire(Relation index, const HamSnapshot *snap, int run)
 			ref->refcount++;
 			return ref;
 		}
-		if (RelFileNodeEquals(ref->node, index->rd_node))
+		if (RelFileLocatorEquals(ref->node, nd_rel_locator(index)))
 			for (int r = 0; r < snap->nruns && !listed; r++)
 				listed = ref->run_header == snap->runs[r].header &&
 					ref->dir.epoch == snap->runs[r].epoch;
@@ -289,7 +289,7 @@ ham_dir_acquire(Relation index, const HamSnapshot *snap, int run)
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(old);
-	ref->node = index->rd_node;
+	ref->node = nd_rel_locator(index);
 	ref->run_header = want->header;
 	ref->ctx = ctx;
 	ref->refcount = 1;
@@ -348,7 +348,7 @@ ham_list_cache_reset(HamListCache *c, Relation index, const HamSnapshot *snap,
 					 const HamList *list)
 {
 	MemoryContextReset(c->ctx);
-	c->node = index->rd_node;
+	c->node = nd_rel_locator(index);
 	c->epoch = list->epoch;
 	c->list_cleanups = snap->list_cleanups;
 	c->last_blkno = InvalidBlockNumber;
@@ -493,7 +493,7 @@ ham_list_cache_search(Relation index, const HamSnapshot *snap, const HamList *li
 		slot->list = c;
 		c->valid = false;
 	}
-	if (!c->valid || !RelFileNodeEquals(c->node, index->rd_node) || c->epoch != list->epoch ||
+	if (!c->valid || !RelFileLocatorEquals(c->node, nd_rel_locator(index)) || c->epoch != list->epoch ||
 		c->list_cleanups != snap->list_cleanups || c->codes.layout.nblocks != snap->nblocks)
 		ham_list_cache_reset(c, index, snap, list);
 	ham_list_cache_extend(c, index, list);

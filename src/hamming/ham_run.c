@@ -678,7 +678,7 @@ ham_read_run_page(Relation index, HamRunDir *dir, int table, uint32 page)
 	Buffer		buf = dir->recent[table][page];
 
 	if (BufferIsValid(buf) &&
-		ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, blkno, buf))
+		ReadRecentBuffer(nd_rel_locator(index), MAIN_FORKNUM, blkno, buf))
 	{
 		pgstat_count_buffer_read(index);
 		pgstat_count_buffer_hit(index);

@@ -653,6 +653,8 @@ ham_scan_start(IndexScanDesc scan)
 	so->returned = 0;
 	/* pg_stat_user_indexes.idx_scan: how a user sees that the index is used */
 	pgstat_count_index_scan(index);
+	/* and EXPLAIN ANALYZE's "Index Searches" (18 on) */
+	nd_count_index_search(scan);
 	so->emit_level = 0;
 	so->emit_src = 0;
 	so->emit_pos = 0;

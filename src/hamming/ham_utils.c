@@ -278,12 +278,25 @@ ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table)
  * the page replay produces is the page written here, byte for byte;
  * wal_consistency_checking = 'generic' checks that (test/e2e/
  * index_replica.sh, index_crash.sh).
+ *
+ * !!! THIS WRITES A PRIVATE FORMAT OF POSTGRESQL'S BY HAND.  generic_xlog.c
+ * keeps it in static functions (writeFragment, applyPageRedo) and promises
+ * nothing across majors.  Checked against the source of 15 (15.18) and 18
+ * (18.6): the same in both.  A record of resource manager RM_GENERIC_ID,
+ * info 0, one registered buffer per page (block ids from 0, REGBUF_STANDARD;
+ * with REGBUF_FORCE_IMAGE and no data for a full image), whose block data is
+ * a sequence of fragments, each an OffsetNumber offset into the page, an
+ * OffsetNumber length and that many bytes, with no header, flags or
+ * padding; replay copies each fragment in turn, then zeroes the hole
+ * between pd_lower and pd_upper.  Compare generic_xlog.c of every new major
+ * with this before adding it to the majors built (doc/index-hamming.md);
+ * this is the only place that writes the format.
  */
 static void
 ham_log_fragments(Relation index, Buffer buf, int n, void *const *fields, const uint16 *lengths)
 {
 	Page		page = BufferGetPage(buf);
-	char		delta[HAM_MAX_FRAGMENTS * (2 * sizeof(uint16) + sizeof(HamPageOpaqueData))];
+	char		delta[HAM_MAX_FRAGMENTS * (2 * sizeof(OffsetNumber) + sizeof(HamPageOpaqueData))];
 	char	   *end = delta;
 	XLogRecPtr	lsn;
 
@@ -296,13 +309,14 @@ ham_log_fragments(Relation index, Buffer buf, int n, void *const *fields, const 
 		return;
 	for (int i = 0; i < n; i++)
 	{
-		uint16		offset = (uint16) ((char *) fields[i] - (char *) page);
+		OffsetNumber offset = (OffsetNumber) ((char *) fields[i] - (char *) page);
+		OffsetNumber length = lengths[i];
 
-		Assert(lengths[i] <= sizeof(HamPageOpaqueData));
+		Assert(length <= sizeof(HamPageOpaqueData));
 		memcpy(end, &offset, sizeof(offset));
-		memcpy(end + sizeof(offset), &lengths[i], sizeof(uint16));
-		memcpy(end + 2 * sizeof(uint16), fields[i], lengths[i]);
-		end += 2 * sizeof(uint16) + lengths[i];
+		memcpy(end + sizeof(offset), &length, sizeof(length));
+		memcpy(end + sizeof(offset) + sizeof(length), fields[i], length);
+		end += sizeof(offset) + sizeof(length) + length;
 	}
 	XLogBeginInsert();
 	XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
@@ -720,7 +734,7 @@ ham_buildempty(Relation index)
 	PageSetChecksumInplace(metapage, HAM_METAPAGE_BLKNO);
 	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, HAM_METAPAGE_BLKNO,
 			  (char *) metapage, true);
-	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+	log_newpage(&nd_smgr_locator(RelationGetSmgr(index)), INIT_FORKNUM,
 				HAM_METAPAGE_BLKNO, metapage, true);
 	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 }
@@ -767,6 +781,33 @@ hamming_handler(PG_FUNCTION_ARGS)
 	/* VACUUM and merges exclude each other with a lock workers cannot share */
 	am->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
 	am->amkeytype = InvalidOid;
+
+	/*
+	 * Members of later majors: only the majors that have them can name them.
+	 * An entry is a row, not a summary of a block range (amsummarizing: HOT
+	 * updates must still insert); the build is serial; inserts keep no state
+	 * to clean up.  The operators are a ball's overlap and a distance, with
+	 * no equality or ordering that the planner could reason about
+	 * (amconsistentequality, amconsistentordering, amcanhash), and no
+	 * strategy maps to a CompareType (amtranslatestrategy and
+	 * amtranslatecmptype NULL: WITHOUT OVERLAPS and merge joins do not
+	 * apply).  No tree height to give the cost model (amgettreeheight).
+	 */
+#if PG_VERSION_NUM >= 160000
+	am->amsummarizing = false;
+#endif
+#if PG_VERSION_NUM >= 170000
+	am->amcanbuildparallel = false;
+	am->aminsertcleanup = NULL;
+#endif
+#if PG_VERSION_NUM >= 180000
+	am->amcanhash = false;
+	am->amconsistentequality = false;
+	am->amconsistentordering = false;
+	am->amgettreeheight = NULL;
+	am->amtranslatestrategy = NULL;
+	am->amtranslatecmptype = NULL;
+#endif
 
 	am->ambuild = ham_build;
 	am->ambuildempty = ham_buildempty;
@@ -858,16 +899,26 @@ ham_is_hamming_index(Relation rel)
 void
 ham_check_owner(Oid indexoid)
 {
+	HeapTuple	tuple;
+	Oid			owner;
 	char	   *name;
 
-	if (pg_class_ownercheck(indexoid, GetUserId()))
-		return;
-	name = get_rel_name(indexoid);
-	if (name == NULL)
+	/*
+	 * The owner from pg_class directly: object_ownercheck (16 on) reports
+	 * a missing relation as an internal error, "cache lookup failed".
+	 */
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
+	if (!HeapTupleIsValid(tuple))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("relation with OID %u does not exist", indexoid)));
-	aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, name);
+	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	name = pstrdup(NameStr(((Form_pg_class) GETSTRUCT(tuple))->relname));
+	ReleaseSysCache(tuple);
+	/* superusers and members of the owning role, as the ownership checks */
+	if (!has_privs_of_role(GetUserId(), owner))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, name);
+	pfree(name);
 }
 
 /*
@@ -899,7 +950,7 @@ ham_leaf_indexes(Oid indexoid)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a hamming index", RelationGetRelationName(parent))));
-	if (!pg_class_ownercheck(indexoid, GetUserId()))
+	if (!object_ownercheck(RelationRelationId, indexoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(parent));
 	foreach(lc, find_all_inheritors(indexoid, NoLock, NULL))
 	{
@@ -942,7 +993,7 @@ ham_open_index(Oid indexoid, LOCKMODE lockmode)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot access temporary indexes of other sessions")));
-	if (!pg_class_ownercheck(indexoid, GetUserId()))
+	if (!object_ownercheck(RelationRelationId, indexoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(index));
 	return index;
 }

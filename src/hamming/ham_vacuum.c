@@ -159,7 +159,7 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		ItemPointerData *tids;
 		bool		dead[HAM_PAGE_CAPACITY];
 
-		vacuum_delay_point();
+		vacuum_delay_point_compat(false);
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buf);

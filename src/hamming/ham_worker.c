@@ -296,7 +296,7 @@ ham_merge_after_insert(Relation index, const HamSnapshot *snap)
 		!IsUnderPostmaster ||
 		RelationUsesLocalBuffers(index) ||
 		index->rd_createSubid != InvalidSubTransactionId ||
-		index->rd_firstRelfilenodeSubid != InvalidSubTransactionId)
+		nd_rel_first_locator_subid(index) != InvalidSubTransactionId)
 	{
 		/* the brake here too: another session may be flushing or compacting */
 		if (ham_brake_wanted(index, snap))

@@ -57,6 +57,7 @@
 #include "storage/lockdefs.h"
 #include "utils/relcache.h"
 
+#include "pg_compat.h"
 #include "hamming_ball.h"
 #include "nd_mih.h"
 #include "nd_permute.h"

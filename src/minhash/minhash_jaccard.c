@@ -21,6 +21,7 @@
 #include "utils/memutils.h"
 #include "utils/tuplesort.h"
 
+#include "pg_compat.h"
 #include "minhash.h"
 #include "nd_features.h"
 #include "nd_minhash.h"
@@ -191,7 +192,7 @@ feature_set_next(FeatureSet *fs, uint64 *out)
 		bool		isnull;
 		uint64		x;
 
-		if (!tuplesort_getdatum(fs->spill, true, &d, &isnull, NULL))
+		if (!tuplesort_getdatum_compat(fs->spill, true, false, &d, &isnull, NULL))
 			return false;
 		x = (uint64) DatumGetInt64(d) ^ SIGN_FLIP;
 		/* runs spilled at different times may hold the same feature */

@@ -55,6 +55,7 @@
 #include "utils/relcache.h"
 #include "utils/syscache.h"
 
+#include "pg_compat.h"
 #include "radius_planner.h"
 
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
@@ -771,14 +772,7 @@ rewrite_parent_restrictions(PlannerInfo *root, RelOptInfo *rel)
 		clause = (Expr *) rewrite_quals((Node *) rinfo->clause, &cxt);
 		if (clause == rinfo->clause)
 			continue;
-		lfirst(lc) = make_restrictinfo(root, clause,
-									   rinfo->is_pushed_down,
-									   rinfo->outerjoin_delayed,
-									   rinfo->pseudoconstant,
-									   rinfo->security_level,
-									   rinfo->required_relids,
-									   rinfo->outer_relids,
-									   rinfo->nullable_relids);
+		lfirst(lc) = nd_restrictinfo_respell(root, rinfo, clause);
 	}
 }
 

@@ -8,6 +8,8 @@
 #ifndef LAYOUT_CATALOG_H
 #define LAYOUT_CATALOG_H
 
+#include "pg_compat.h"
+
 /* A layout named by its view: its schema, name, blocks and first copy. */
 typedef struct Layout
 {
@@ -18,6 +20,6 @@ typedef struct Layout
 } Layout;
 
 extern void layout_find(Oid view, Oid ext_nsp, Layout *l);
-extern void layout_not_found(Oid view) pg_attribute_noreturn();
+pg_noreturn extern void layout_not_found(Oid view);
 
 #endif							/* LAYOUT_CATALOG_H */

@@ -21,6 +21,7 @@
 #include "utils/sortsupport.h"
 #include "utils/varbit.h"
 
+#include "pg_compat.h"
 #include "simhash64.h"
 
 #define SIMHASH64_HEX_DIGITS	16

@@ -9,19 +9,38 @@
 #   nd_in_cluster CMD ARGS…  run CMD with PGHOST/PGPORT/PGUSER/… pointing at a
 #                            new cluster (owned by the unprivileged 'postgres'
 #                            user) that is dropped afterwards, whatever happens
+#
+# ND_PG_MAJOR (default 15) picks the server: 15 is the system's (Debian's
+# packages, clusters through pg_virtualenv); any other major is a server
+# built from source by test/pg/server.sh (cached; the first use builds it,
+# as root), whose clusters are made with its own initdb and pg_ctl.
+# ND_WERROR=1 builds with every warning an error (the test runner sets it).
 
 ND_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-ND_PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+ND_PG_MAJOR=${ND_PG_MAJOR:-15}
+ND_PG_PREFIX=
+if [ "$ND_PG_MAJOR" = 15 ]; then
+	ND_PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+elif ND_PG_PREFIX=$(bash "$ND_ROOT/test/pg/server.sh" "$ND_PG_MAJOR" | tail -1) &&
+	[ -x "$ND_PG_PREFIX/bin/pg_config" ]; then
+	ND_PG_CONFIG=$ND_PG_PREFIX/bin/pg_config
+else
+	echo "pgenv.sh: no PostgreSQL $ND_PG_MAJOR server (test/pg/server.sh $ND_PG_MAJOR failed)" >&2
+	ND_PG_CONFIG=/nonexistent/pg$ND_PG_MAJOR/bin/pg_config
+fi
+export ND_PG_MAJOR
 # shellcheck source=ports.sh
 . "$ND_ROOT/test/lib/ports.sh"
 
 # The test runner builds and stages once and exports ND_PREPARED=1: its
 # jobs run side by side, and a second `make install` into the staging
 # directory could rewrite neardup.so while another job's server loads it.
+# (The Makefile recompiles when the server or WERROR differs from the last
+# build's.)
 nd_build() {
 	[ "${ND_PREPARED:-}" = 1 ] && return 0
 	bash "$ND_ROOT/test/lib/deps.sh"
-	make -C "$ND_ROOT" -s PG_CONFIG="$ND_PG_CONFIG" >/dev/null
+	make -C "$ND_ROOT" -s PG_CONFIG="$ND_PG_CONFIG" WERROR="${ND_WERROR:-}" >/dev/null
 }
 
 # Removes the staging directory if this shell created it (a script run from
@@ -43,13 +62,27 @@ nd_stage() {
 		trap nd_cleanup EXIT
 	fi
 	[ "${ND_PREPARED:-}" = 1 ] && return 0
-	make -C "$ND_ROOT" -s PG_CONFIG="$ND_PG_CONFIG" install DESTDIR="$ND_STAGE" >/dev/null
+	if [ -n "$ND_PG_PREFIX" ]; then
+		# A source-built server has no extension_destdir (a Debian patch):
+		# a private copy of its installation (some 40 MB; relocatable, as
+		# PostgreSQL finds its directories from its binaries' place) with
+		# neardup installed into it, as a user would install it.
+		rm -rf "$ND_STAGE/pg"
+		cp -a "$ND_PG_PREFIX" "$ND_STAGE/pg"
+		make -C "$ND_ROOT" -s PG_CONFIG="$ND_STAGE/pg/bin/pg_config" install >/dev/null
+	else
+		make -C "$ND_ROOT" -s PG_CONFIG="$ND_PG_CONFIG" install DESTDIR="$ND_STAGE" >/dev/null
+	fi
 	chmod -R a+rX "$ND_STAGE"
 }
 
 # Extra postgresql.conf settings may be given in ND_PG_OPTS (space-separated
 # guc=value pairs).
 nd_in_cluster() {
+	if [ -n "$ND_PG_PREFIX" ]; then
+		nd_in_source_cluster "$@"
+		return
+	fi
 	local opts=(-o "extension_destdir=$ND_STAGE" -o "lc_messages=C" -o "max_parallel_workers_per_gather=2")
 	local o
 	for o in ${ND_PG_OPTS:-}; do
@@ -67,6 +100,47 @@ nd_in_cluster() {
 	opts+=(-o "external_pid_file=/tmp/nd-cluster-$port.pid")
 	LANG=C.UTF-8 LC_ALL=C.UTF-8 pg_virtualenv -t -v 15 -c "-p $port" \
 		-i "--encoding=UTF8 --locale=C.UTF-8" "${opts[@]}" "$@"
+}
+
+# nd_in_cluster for a source-built server (ND_PG_MAJOR other than 15): a
+# cluster of the staged copy's initdb in a temporary directory, owned by
+# 'postgres', listening on a socket in that directory only (trust: nobody
+# else can reach it) and on the port nd_free_port gives, stopped and
+# removed when CMD ends, fails or the shell is interrupted.
+nd_in_source_cluster() {
+	local bin=$ND_STAGE/pg/bin port dir as=() rc
+	port=$(nd_free_port)
+	dir=$(mktemp -d /tmp/nd-pg"$ND_PG_MAJOR".XXXXXX)
+	[ "$(id -u)" -eq 0 ] && { chown postgres: "$dir"; as=(runuser -u postgres --); }
+	(
+		# shellcheck disable=SC2317 # called by the trap
+		stop() {
+			"${as[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1
+			rm -rf "$dir"
+		}
+		trap stop EXIT
+		trap 'exit 130' INT TERM
+		export LANG=C.UTF-8 LC_ALL=C.UTF-8
+		"${as[@]}" "$bin/initdb" -D "$dir/data" -U postgres -A trust --encoding=UTF8 \
+			--locale=C.UTF-8 --no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log"; exit 1; }
+		{
+			echo "port = $port"
+			echo "listen_addresses = ''"
+			echo "unix_socket_directories = '$dir'"
+			echo "lc_messages = 'C'"
+			echo "max_parallel_workers_per_gather = 2"
+			echo "fsync = off"
+			for o in ${ND_PG_OPTS:-}; do echo "${o%%=*} = '${o#*=}'"; done
+		} >>"$dir/data/postgresql.conf"
+		"${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 120 start >/dev/null ||
+			{ cat "$dir/server.log"; exit 1; }
+		export PGHOST=$dir PGPORT=$port PGUSER=postgres PGDATABASE=postgres PG_CONFIG=$bin/pg_config
+		unset PGHOSTADDR PGSERVICE PGPASSWORD
+		"$@"
+		rc=$?
+		[ $rc -eq 0 ] || tail -30 "$dir/server.log"
+		exit $rc
+	)
 }
 
 # Writes the demo corpus list (test/demo/corpus_list.sh, "name<TAB>path"
