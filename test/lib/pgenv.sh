@@ -113,12 +113,11 @@ nd_in_source_cluster() {
 	dir=$(mktemp -d /tmp/nd-pg"$ND_PG_MAJOR".XXXXXX)
 	[ "$(id -u)" -eq 0 ] && { chown postgres: "$dir"; as=(runuser -u postgres --); }
 	(
-		# shellcheck disable=SC2317 # called by the trap
-		stop() {
-			"${as[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1
-			rm -rf "$dir"
-		}
-		trap stop EXIT
+		# The trap names the values, not this function's locals: an exit
+		# through errexit (a caller's set -e) runs it outside the function.
+		# pg_ctl of the cached server, not of the staged copy, which its
+		# owner may remove first.
+		trap "$(printf '%q ' nd_stop_source_cluster "$ND_PG_PREFIX/bin" "$dir" "${as[@]}")" EXIT
 		trap 'exit 130' INT TERM
 		export LANG=C.UTF-8 LC_ALL=C.UTF-8
 		"${as[@]}" "$bin/initdb" -D "$dir/data" -U postgres -A trust --encoding=UTF8 \
@@ -134,13 +133,27 @@ nd_in_source_cluster() {
 		} >>"$dir/data/postgresql.conf"
 		"${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 120 start >/dev/null ||
 			{ cat "$dir/server.log"; exit 1; }
-		export PGHOST=$dir PGPORT=$port PGUSER=postgres PGDATABASE=postgres PG_CONFIG=$bin/pg_config
+		export PGHOST=$dir PGPORT=$port PGUSER=postgres PGDATABASE=postgres PG_CONFIG=$bin/pg_config \
+			ND_PG_BIN=$bin
 		unset PGHOSTADDR PGSERVICE PGPASSWORD
-		"$@"
-		rc=$?
+		rc=0
+		"$@" || rc=$?
 		[ $rc -eq 0 ] || tail -30 "$dir/server.log"
 		exit $rc
 	)
+}
+
+# nd_stop_source_cluster BIN DIR [RUNUSER…]: stops the server of DIR/data
+# (immediate: the cluster is thrown away) and removes DIR.
+nd_stop_source_cluster() {
+	local bin=$1 dir=$2 pid
+	shift 2
+	if [ -f "$dir/data/postmaster.pid" ] &&
+		! "$@" "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1; then
+		pid=$(head -1 "$dir/data/postmaster.pid" 2>/dev/null || true)
+		[ -n "$pid" ] && kill -QUIT "$pid" 2>/dev/null
+	fi
+	rm -rf "$dir"
 }
 
 # Writes the demo corpus list (test/demo/corpus_list.sh, "name<TAB>path"

@@ -157,17 +157,24 @@ nd_second_cluster() {
 }
 # nd_start_standby: a hot standby of the throwaway cluster in $ND2_DIR/data
 # (nd_second_cluster first), made with pg_basebackup and streaming from it.
+#
+# On a source-built server (ND_PG_BIN, see pgenv.sh) the primary listens on a
+# socket in its own directory only (PGHOST): the standby's socket goes there
+# too, so that PGPORT alone picks the server; the staged installation is
+# its own, with no extension_destdir.
 nd_start_standby() {
-	local bin=/usr/lib/postgresql/15/bin
-	runuser -u postgres -- env PGPASSWORD="$PGPASSWORD" "$bin/pg_basebackup" -h "$PGHOST" -p "$PGPORT" \
+	local bin=${ND_PG_BIN:-/usr/lib/postgresql/15/bin} sockets=$ND2_DIR destdir=
+	[[ $PGHOST == /* ]] && sockets="$ND2_DIR,$PGHOST"
+	[ -n "${ND_PG_BIN:-}" ] || destdir="extension_destdir = '$ND_STAGE'"
+	runuser -u postgres -- env PGPASSWORD="${PGPASSWORD:-}" "$bin/pg_basebackup" -h "$PGHOST" -p "$PGPORT" \
 		-U "$PGUSER" -D "$ND2_DIR/data" -X stream -R -c fast
 	# Debian keeps the configuration outside the data directory: write one.
 	runuser -u postgres -- tee "$ND2_DIR/data/postgresql.conf" >/dev/null <<EOF
 port = $ND2_PORT
 listen_addresses = 'localhost'
-unix_socket_directories = '$ND2_DIR'
+unix_socket_directories = '$sockets'
 hot_standby = on
-extension_destdir = '$ND_STAGE'
+$destdir
 lc_messages = 'C'
 max_standby_streaming_delay = -1
 EOF
@@ -194,7 +201,7 @@ nd_wait_replay() {
 
 nd_second_cluster_gone() {
 	if [ -f "$ND2_DIR/data/postmaster.pid" ]; then
-		runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D "$ND2_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
+		runuser -u postgres -- "${ND_PG_BIN:-/usr/lib/postgresql/15/bin}/pg_ctl" -D "$ND2_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
 	fi
 	rm -rf "$ND2_DIR"
 }
