@@ -7,10 +7,11 @@
 #   fuzz     libFuzzer harnesses, each for a bounded time (FUZZ_SECONDS)
 #   regress  pg_regress suites (sql/, expected/) in a throwaway cluster
 #   e2e      scripted end-to-end tests (test/e2e/*.sh) in throwaway clusters
+#   tap      TAP tests with PostgreSQL's own framework (test/tap/t/*.pl): crash
+#            recovery, standbys, concurrency, shards; every major runs them
 #
-# ND_PG_MAJOR=18 runs them against that major's server (regress only, for
-# now: see test/lib/pgenv.sh); ND_PG_MAJORS="15 18" runs one after another
-# (below).
+# ND_PG_MAJOR=18 runs them against that major's server (test/lib/pgenv.sh);
+# ND_PG_MAJORS="15 18" runs one after another (below).
 #
 # The suites' jobs (the unit tests, each fuzzer, the regress run, each e2e
 # script) run ND_TEST_JOBS at a time (default 2, one per core of the CI
@@ -56,11 +57,12 @@ WAITING=(e2e:index_replica e2e:logical_replication e2e:pg_cron e2e:upgrade_index
 # staged build, which extension_destdir puts first, and it checks that).
 SOLO=()
 
-# Counts TAP lines of a log: "ok" and "not ok".
+# Counts TAP lines of a log: "ok" and "not ok" (PostgreSQL's TAP framework
+# puts "[time](elapsed) " before them).
 tap_counts() {
-	local ok notok
-	ok=$(grep -cE '^ok [0-9]+' "$1" || true)
-	notok=$(grep -cE '^not ok [0-9]+' "$1" || true)
+	local ok notok stamp='^(\[[0-9:.]+\]\([0-9.]+s\) )?'
+	ok=$(grep -cE "${stamp}ok [0-9]+" "$1" || true)
+	notok=$(grep -cE "${stamp}not ok [0-9]+" "$1" || true)
 	echo "$ok $notok"
 }
 
@@ -177,6 +179,16 @@ job_e2e() {
 	result "e2e:$1" "$ok" "$notok"
 }
 
+job_tap() {
+	local log=$BUILD/tap-$1.log rc ok notok
+	bash test/tap/run.sh "test/tap/t/$1.pl" >"$log" 2>&1
+	rc=$?
+	read -r ok notok < <(tap_counts "$log")
+	if [ $rc -ne 0 ] && [ "$notok" -eq 0 ]; then notok=1; fi
+	[ "$notok" -ne 0 ] && tail -100 "$log"
+	result "tap:$1" "$ok" "$notok"
+}
+
 # run_job JOB: the job's output goes to its own file, shown when it ends
 run_job() {
 	local job=$1
@@ -185,6 +197,7 @@ run_job() {
 		fuzz:*) job_fuzz "${job#fuzz:}" ;;
 		regress) job_regress ;;
 		e2e:*) job_e2e "${job#e2e:}" ;;
+		tap:*) job_tap "${job#tap:}" ;;
 	esac >"$RESULTS/$job.out" 2>&1
 }
 
@@ -198,7 +211,8 @@ fi
 # ND_PG_MAJORS="15 18": one run per major, in turn, each with its own
 # server: the suites named (all by default) on 15, the system's server;
 # on the others, servers built from Debian's source by test/pg/server.sh
-# (cached; the first run builds each, as root), the pg_regress suites only.
+# (cached; the first run builds each, as root), the pg_regress suites and
+# the TAP tests (the end-to-end scripts assume Debian's cluster tools).
 # A major whose server cannot be had is reported and skipped.  The last
 # line sums the runs.  ND_PG_MAJOR=18 alone runs on that major only.
 if [ -n "${ND_PG_MAJORS:-}" ]; then
@@ -209,10 +223,13 @@ if [ -n "${ND_PG_MAJORS:-}" ]; then
 	for major in $ND_PG_MAJORS; do
 		args=("$@")
 		if [ "$major" != 15 ]; then
-			if [ $# -ne 0 ] && ! printf '%s\n' "$@" | grep -qx regress; then
-				continue
-			fi
-			args=(regress)
+			args=()
+			for a in "${@:-regress tap}"; do
+				for b in $a; do
+					case "$b" in regress | tap | tap:*) args+=("$b") ;; esac
+				done
+			done
+			[ ${#args[@]} -ne 0 ] || continue
 			if ! bash test/pg/server.sh "$major" >/dev/null; then
 				echo "== PostgreSQL $major: no server (test/pg/server.sh $major failed): skipped"
 				skipped+=("$major")
@@ -236,12 +253,13 @@ if [ -n "${ND_PG_MAJORS:-}" ]; then
 fi
 
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(unit fuzz regress e2e)
+[ ${#suites[@]} -eq 0 ] && suites=(unit fuzz regress e2e tap)
 for s in "${suites[@]}"; do
 	case "$s" in
-		unit | fuzz | regress | e2e) ;;
-		fuzz:* | e2e:*) [ -e "test/${s%%:*}/${s#*:}.$([ "${s%%:*}" = fuzz ] && echo c || echo sh)" ] ||
-			{ echo "unknown job: $s" >&2; exit 2; } ;;
+		unit | fuzz | regress | e2e | tap) ;;
+		fuzz:*) [ -e "test/fuzz/${s#*:}.c" ] || { echo "unknown job: $s" >&2; exit 2; } ;;
+		e2e:*) [ -e "test/e2e/${s#*:}.sh" ] || { echo "unknown job: $s" >&2; exit 2; } ;;
+		tap:*) [ -e "test/tap/t/${s#*:}.pl" ] || { echo "unknown job: $s" >&2; exit 2; } ;;
 		*) echo "unknown suite: $s" >&2; exit 2 ;;
 	esac
 done
@@ -263,6 +281,7 @@ for s in "${suites[@]}"; do
 		fuzz) for f in test/fuzz/fuzz_*.c; do [ -e "$f" ] && all+=("fuzz:$(basename "$f" .c)"); done ;;
 		regress) all+=(regress) ;;
 		e2e) for t in test/e2e/*.sh; do [ -e "$t" ] && all+=("e2e:$(basename "$t" .sh)"); done ;;
+		tap) for t in test/tap/t/*.pl; do [ -e "$t" ] && all+=("tap:$(basename "$t" .pl)"); done ;;
 		*) all+=("$s") ;;
 	esac
 done
@@ -290,7 +309,7 @@ for j in "${all[@]}"; do
 done
 
 # The extension is built and staged once, for every job.
-if in_list regress "${all[@]}" || [ -n "$(printf '%s\n' "${all[@]}" | grep '^e2e:')" ]; then
+if in_list regress "${all[@]}" || [ -n "$(printf '%s\n' "${all[@]}" | grep -E '^(e2e|tap):')" ]; then
 	if ! MAKEFLAGS="-j$JOBS" nd_build >"$BUILD/build.log" 2>&1; then
 		cat "$BUILD/build.log"
 		echo "== build failed"

@@ -52,6 +52,19 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# fetch_from_pool UPSTREAM REVISION: the orig tarball of that version from
+# the archive's pool, checked against the SHA-256 its .dsc gives; prints it
+fetch_from_pool() {
+	local pool=http://deb.debian.org/debian/pool/main/p/postgresql-$major
+	local dsc=$cache/src/postgresql-${major}_$1-$2.dsc file sum
+	/usr/lib/apt/apt-helper download-file "$pool/$(basename "$dsc" | sed 's/+/%2b/g')" "$dsc" >/dev/null 2>&1 || { rm -f "$dsc"; return 1; }
+	read -r sum file < <(awk '/^Checksums-Sha256:/ {on = 1; next} /^[^ ]/ {on = 0} on && $3 ~ /orig\.tar/ {print $1, $3}' "$dsc")
+	[ -n "${file:-}" ] || return 1
+	/usr/lib/apt/apt-helper download-file "$pool/$file" "$cache/src/$file" "SHA256:$sum" >/dev/null 2>&1 || { rm -f "$cache/src/$file"; return 1; }
+	log "postgresql-$major $1 fetched from the pool (SHA-256 as its .dsc states)"
+	echo "$cache/src/$file"
+}
+
 tarball=$(ls "$cache/src"/postgresql-"$major"_*.orig.tar.* 2>/dev/null | sort -V | tail -1 || true)
 if [ -z "$tarball" ]; then
 	log "fetching the source of postgresql-$major"
@@ -63,6 +76,22 @@ if [ -z "$tarball" ]; then
 			log "postgresql-$major $v could not be fetched"
 	done
 	tarball=$(ls "$cache/src"/postgresql-"$major"_*.orig.tar.* 2>/dev/null | sort -V | tail -1 || true)
+	# A mirror may lag its own index: the listed version is missing from
+	# the pool while the point releases before it are still there.  Walk
+	# back from the listed one (17.12-0+deb13u1: 17.11-0+deb13u1, ...),
+	# fetch the .dsc, and accept the tarball only with the SHA-256 it names.
+	if [ -z "$tarball" ]; then
+		for v in $versions; do
+			upstream=${v%%-*} rev=${v#*-}
+			case "$upstream" in *.*) ;; *) continue ;; esac
+			minor=${upstream#*.}
+			case "$minor" in *[!0-9]*) continue ;; esac
+			for m in $(seq $((minor - 1)) -1 $((minor > 4 ? minor - 4 : 0))); do
+				tarball=$(fetch_from_pool "$major.$m" "$rev") && break
+			done
+			[ -n "$tarball" ] && break
+		done
+	fi
 	[ -n "$tarball" ] || { log "no source of postgresql-$major could be fetched"; exit 3; }
 fi
 
