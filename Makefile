@@ -44,8 +44,16 @@ ifeq ($(WERROR),1)
 PG_CFLAGS  += -Werror
 endif
 
-# Prefer the PostgreSQL 15 that Debian installs; PG_CONFIG=... overrides.
-PG_CONFIG  ?= $(firstword $(wildcard /usr/lib/postgresql/15/bin/pg_config) pg_config)
+# The server to build for: make PG_CONFIG=/usr/lib/postgresql/18/bin/pg_config
+# (any major from 15 to 18).  Unnamed, it is the pg_config on PATH, which on
+# Debian is the newest major whose server headers are installed; when
+# several are, the build says which one it took.
+ifeq ($(origin PG_CONFIG),undefined)
+PG_CONFIG  := pg_config
+ifneq ($(word 2,$(wildcard /usr/lib/postgresql/*/bin/pg_config)),)
+$(info neardup: building for $(shell pg_config --version 2>/dev/null) (pg_config on PATH); several majors are installed, make PG_CONFIG=/usr/lib/postgresql/N/bin/pg_config picks one)
+endif
+endif
 PGXS       := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 
 ifneq ($(wildcard $(PGXS)),)
