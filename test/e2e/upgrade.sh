@@ -12,7 +12,7 @@
 #     member with its definition, flags, support functions, operator class
 #     members, privileges and comment) equals that of a fresh CREATE
 #     EXTENSION neardup in another database; so does an install of each
-#     later released version (0.2, 0.3) updated to the default.
+#     later released version (0.2, 0.3, 0.3.1) updated to the default.
 #   - Updating to a version that does not exist fails with PostgreSQL's
 #     error and changes nothing.
 # Prints TAP.
@@ -35,6 +35,7 @@ declare -A released=(
 	[sql/neardup--0.1.sql]=0d87f2972fd43078f5db0fdd2c7b16b11e6533700938140ae972364ed6a9d18f
 	[sql/neardup--0.1--0.2.sql]=58a0a1b883cb1c312e77704ff129c1a4b812c864058a01c5e5288e4b73913348
 	[sql/neardup--0.2--0.3.sql]=a678074077db9e3fbede41a1f582cd296e50a7ac290665d878ac48e5fc73778f
+	[sql/neardup--0.3--0.3.1.sql]=f55f3c2a2ebea3cc7fccb4b61f4e332792312bf70e43af99e4b10d912be329f6
 )
 for f in "${!released[@]}"; do
 	sum=$(sha256sum "$ND_ROOT/$f" | cut -d' ' -f1)
@@ -111,11 +112,11 @@ else
 	head -40 "$work/catalog.diff" | sed 's/^/# /'
 	ok 1 "0.1 + ALTER EXTENSION UPDATE has the catalog of a fresh install"
 fi
-# the same from each released version's own install (0.2, 0.3: 0.1's
+# the same from each released version's own install (0.2, 0.3, 0.3.1: 0.1's
 # script and the updates up to it), updated to the default
-for from in 0.2 0.3; do
-	psql_q -c "CREATE DATABASE from_${from/./_}"
-	psql_q -d "from_${from/./_}" -c "CREATE EXTENSION neardup VERSION '$from'" -c "ALTER EXTENSION neardup UPDATE" \
+for from in 0.2 0.3 0.3.1; do
+	psql_q -c "CREATE DATABASE from_${from//./_}"
+	psql_q -d "from_${from//./_}" -c "CREATE EXTENSION neardup VERSION '$from'" -c "ALTER EXTENSION neardup UPDATE" \
 		-f "$ND_E2E_LIB/extension_catalog.sql" -c "SELECT nd_extension_catalog('neardup')" >"$work/catalog_$from"
 	if diff "$work/catalog_fresh" "$work/catalog_$from" >"$work/catalog.diff"; then
 		ok 0 "$from + ALTER EXTENSION UPDATE has the catalog of a fresh install"
