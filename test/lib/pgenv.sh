@@ -40,7 +40,16 @@ export ND_PG_MAJOR
 nd_build() {
 	[ "${ND_PREPARED:-}" = 1 ] && return 0
 	bash "$ND_ROOT/test/lib/deps.sh"
-	make -C "$ND_ROOT" -s PG_CONFIG="$ND_PG_CONFIG" WERROR="${ND_WERROR:-}" >/dev/null
+	nd_make -s PG_CONFIG="$ND_PG_CONFIG" WERROR="${ND_WERROR:-}" >/dev/null
+}
+
+# nd_make ARGS...: make in the source tree, one at a time.  Two builds for
+# different majors at once in one tree would link objects of both into one
+# library (the build stamp names only the last), which loads and then
+# misreads the planner's structures.
+nd_make() {
+	mkdir -p "$ND_ROOT/build"
+	flock "$ND_ROOT/build/.make.lock" make -C "$ND_ROOT" "$@"
 }
 
 # Removes the staging directory if this shell created it (a script run from
@@ -69,9 +78,9 @@ nd_stage() {
 		# neardup installed into it, as a user would install it.
 		rm -rf "$ND_STAGE/pg"
 		cp -a "$ND_PG_PREFIX" "$ND_STAGE/pg"
-		make -C "$ND_ROOT" -s PG_CONFIG="$ND_STAGE/pg/bin/pg_config" install >/dev/null
+		nd_make -s PG_CONFIG="$ND_STAGE/pg/bin/pg_config" install >/dev/null
 	else
-		make -C "$ND_ROOT" -s PG_CONFIG="$ND_PG_CONFIG" install DESTDIR="$ND_STAGE" >/dev/null
+		nd_make -s PG_CONFIG="$ND_PG_CONFIG" install DESTDIR="$ND_STAGE" >/dev/null
 	fi
 	chmod -R a+rX "$ND_STAGE"
 }
