@@ -204,6 +204,39 @@ SELECT count(*) AS off FROM (
     (TABLE gst EXCEPT SELECT id::int, cluster_id::int FROM simhash_clusters('g', 'id', 'sh'))
     UNION ALL (SELECT id::int, cluster_id::int FROM simhash_clusters('g', 'id', 'sh') EXCEPT TABLE gst)) x;
 
+-- Deleted rows found without a list: by one id lookup per state row
+-- where an index of the table leads with the id column and the state is
+-- small against the table, else by a join of the state with the table
+-- (the DEBUG line says which).  Either way the state equals a full run.
+CREATE TABLE d (id bigint, sh simhash64);
+INSERT INTO d SELECT i, code(CASE WHEN i % 50 < 2 THEN -(i / 50) ELSE i END)::simhash64
+FROM generate_series(1, 5000) i;
+CREATE INDEX d_sh ON d USING hamming (sh);
+CREATE TABLE dst (id bigint PRIMARY KEY, cluster_id bigint NOT NULL);
+CREATE FUNCTION dst_off() RETURNS bigint LANGUAGE sql AS $$
+    SELECT count(*) FROM (
+        (SELECT id, cluster_id FROM dst EXCEPT SELECT id, cluster_id FROM simhash_clusters('d', 'id', 'sh', 3))
+        UNION ALL
+        (SELECT id, cluster_id FROM simhash_clusters('d', 'id', 'sh', 3) EXCEPT SELECT id, cluster_id FROM dst)) x
+$$;
+SELECT count(*) AS clustered FROM simhash_clusters_update('dst', 'd', 'id', 'sh', NULL);
+ANALYZE d, dst;
+DELETE FROM d WHERE id IN (50, 101, 777);
+INSERT INTO d VALUES (5001, code(-3)::simhash64);
+SET client_min_messages = debug1;
+SELECT count(*) AS changed FROM simhash_clusters_update('dst', 'd', 'id', 'sh', 5000);
+RESET client_min_messages;
+SET client_min_messages = warning;
+SELECT dst_off() AS off;
+ALTER TABLE d ADD PRIMARY KEY (id);
+DELETE FROM d WHERE id IN (150, 200, 201, 1234);
+INSERT INTO d VALUES (5002, code(-5)::simhash64);
+SET client_min_messages = debug1;
+SELECT count(*) AS changed FROM simhash_clusters_update('dst', 'd', 'id', 'sh', 5001);
+RESET client_min_messages;
+SET client_min_messages = warning;
+SELECT dst_off() AS off;
+
 -- Empty table, and errors.
 CREATE TABLE e (id int, sh simhash64);
 CREATE TABLE est (id bigint, cluster_id bigint);
@@ -232,5 +265,5 @@ SELECT try($$SELECT simhash_clusters_update('bad1', 'e', 'id', 'sh', 0)$$);
 SELECT try($$SELECT simhash_clusters_update('bad2', 'e', 'id', 'sh', 0)$$);
 SELECT try($$SELECT simhash_clusters_update('nosuch', 'e', 'id', 'sh', 0)$$);
 
-DROP TABLE t, st, st_before, changes, nights, g, gst, e, est, bad1, bad2;
-DROP FUNCTION night(bigint, int), st_off(), random_bits(int), try(text), code(int);
+DROP TABLE t, st, st_before, changes, nights, g, gst, d, dst, e, est, bad1, bad2;
+DROP FUNCTION night(bigint, int), st_off(), dst_off(), random_bits(int), try(text), code(int);

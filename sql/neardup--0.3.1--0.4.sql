@@ -14,3 +14,277 @@
 -- The same conventions as the install script: every object schema-qualified
 -- with @extschema@, every built-in type and operator with pg_catalog.
 --
+
+-- ===== section: nightly jobs that cost what changed =====
+
+/*
+ * simhash_clusters_update: a night reads the new rows and the state, not
+ * the table.  The table's size is the planner's estimate (0.3 counted the
+ * whole table when the statistics were missing or its partitions unsized);
+ * the new rows are counted up to the 1% bound only; deleted rows are found
+ * by one id lookup per state row where an index of source leads with the
+ * id column (0.3 joined the state with every row of source).  The rest of
+ * the body is 0.3's.
+ */
+CREATE OR REPLACE FUNCTION @extschema@.simhash_clusters_update(state pg_catalog.regclass,
+                                                    source pg_catalog.regclass,
+                                                    id_column pg_catalog.name,
+                                                    fingerprint_column pg_catalog.name,
+                                                    since pg_catalog.int8,
+                                                    max_distance pg_catalog.int4 DEFAULT 3,
+                                                    deleted pg_catalog.int8[] DEFAULT NULL,
+                                                    OUT id pg_catalog.int8,
+                                                    OUT old_cluster_id pg_catalog.int8,
+                                                    OUT cluster_id pg_catalog.int8)
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    ints CONSTANT regtype[] := ARRAY['int2', 'int4', 'int8']::regtype[];
+    -- Rows a probe may read before the night takes the full run instead.
+    probe_cap CONSTANT int := 64;
+    -- every change, in order: the row and its cluster before the change
+    ch_id int8[] := '{}'::int8[];
+    ch_old int8[] := '{}'::int8[];
+    part_id int8[];
+    part_old int8[];
+    part_new int8[];
+    dirty int8[];
+    edge_a int8[];
+    edge_b int8[];
+    saturated bool;
+    new_rows float8;
+    total float8;
+    state_rows float8;
+    plan json;
+    id_indexed bool;
+    probe bool := false;
+    how text;
+    -- the indexes of source that serve radius search on the fingerprint
+    -- (simhash_radius_indexes): what probes use
+    fp_index oid[];
+    fp_am name[];
+    fp_mine bool[];
+BEGIN
+    IF state IS NULL OR source IS NULL OR id_column IS NULL OR fingerprint_column IS NULL
+       OR max_distance IS NULL THEN
+        RAISE EXCEPTION 'state, source, id_column, fingerprint_column and max_distance must not be null'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF max_distance < 0 THEN
+        RAISE EXCEPTION 'max_distance must be between 0 and 15'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF max_distance > 15 THEN
+        -- as simhash_pairs and simhash_clusters say it (src/dedup/pairs_args.h)
+        RAISE EXCEPTION 'max_distance must be between 0 and 15'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'Above 15 bits, unrelated 64-bit fingerprints fall within the radius by chance (1 pair in 8,800 at 17 bits), and an exact search costs as much as comparing every pair.',
+                  HINT = 'For a Jaccard threshold such as 0.8, cluster MinHash signatures with minhash_clusters(query, 0.8, recall => 0.95), or check candidates with simhash_similar_exact().';
+    END IF;
+    PERFORM @extschema@.dedup_check_column(source, id_column, 'id', ints);
+    PERFORM @extschema@.dedup_check_column(source, fingerprint_column, 'fingerprint',
+        ARRAY['@extschema@.simhash64']::regtype[]);
+    PERFORM @extschema@.dedup_check_column(state, 'id', 'id', ints);
+    PERFORM @extschema@.dedup_check_column(state, 'cluster_id', 'cluster id', ints);
+    EXECUTE format('LOCK TABLE %s IN SHARE MODE', source);
+    EXECUTE format('LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE', state);
+
+    SELECT array_agg(x.ix::oid), array_agg(am.amname), array_agg(pg_has_role(ic.relowner, 'USAGE'))
+      INTO fp_index, fp_am, fp_mine
+      FROM @extschema@.simhash_radius_indexes(source, fingerprint_column) x(ix)
+      JOIN pg_class ic ON ic.oid = x.ix
+      JOIN pg_am am ON am.oid = ic.relam;
+    IF since IS NOT NULL AND fp_index IS NOT NULL THEN
+        -- The table's rows as the planner estimates them (no count: a
+        -- night must not read the whole table to learn its size).
+        EXECUTE format('EXPLAIN (FORMAT JSON) SELECT FROM %s', source) INTO plan;
+        total := GREATEST((plan -> 0 -> 'Plan' ->> 'Plan Rows')::float8, 1);
+        -- A probe costs about 100 times what the full run costs per row of
+        -- the table (measured, doc/dedup.md): probes up to 1% of new rows.
+        -- The new rows are counted up to that bound only: with an index on
+        -- the id column, the count reads at most that many entries.
+        EXECUTE format('SELECT count(*) FROM (SELECT FROM %s WHERE %I > %L::int8 LIMIT $1) n',
+                       source, id_column, since)
+            INTO new_rows
+            USING floor(total / 100)::int8 + 1;
+        probe := new_rows * 100 <= total;
+        how := CASE WHEN probe THEN format('index probes: %s new rows of about %s', new_rows, round(total))
+                    ELSE format('simhash_clusters(): more than %s new rows of about %s',
+                                floor(total / 100), round(total)) END;
+        IF NOT probe THEN
+            RAISE NOTICE 'simhash_clusters_update: a full run: more than % new rows of about %, past the 1%% that index probes pay off for',
+                floor(total / 100), round(total);
+        END IF;
+    ELSIF since IS NULL THEN
+        how := 'simhash_clusters(): a full run';
+    ELSE
+        how := 'simhash_clusters(): no index serves radius search on the fingerprint';
+        RAISE NOTICE 'simhash_clusters_update: a full run: no index of % serves radius search on column %',
+                source, quote_ident(fingerprint_column)
+            USING HINT = format('Index probes need a hamming, GIN or GiST index on the column (CREATE INDEX ON %s USING hamming (%I)) or the near-duplicate constraint.',
+                                source, fingerprint_column);
+    END IF;
+    RAISE DEBUG 'simhash_clusters_update: %', how;
+
+    IF probe THEN
+        -- A GIN scan reads the index's whole pending list, where today's
+        -- rows wait (fastupdate): thousands of probes would each read it.
+        -- Merge it first, as VACUUM would, where the caller owns the index.
+        PERFORM gin_clean_pending_list(x.ix::regclass)
+        FROM unnest(fp_index, fp_am, fp_mine) x(ix, am, mine)
+        WHERE x.am = 'gin' AND x.mine;
+        -- Deleted rows leave the state; the clusters they left may split.
+        -- Without the list of deleted ids, every row of the state is looked
+        -- for in source; with it, those ids only.  Where an index of source
+        -- leads with the id column and the state is a small part of the
+        -- table, each state row is one lookup (OFFSET 0 keeps the lookup a
+        -- per-row subplan: the planner would rather read all of source for
+        -- a hash anti-join, which costs a night as much as the table).
+        SELECT EXISTS (
+                 SELECT FROM pg_index i
+                   JOIN pg_class ic ON ic.oid = i.indexrelid
+                   JOIN pg_am am ON am.oid = ic.relam
+                   JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+                  WHERE i.indrelid = source AND a.attname = id_column
+                    AND i.indisvalid AND i.indpred IS NULL
+                    AND am.amname IN ('btree', 'hash'))
+          INTO id_indexed;
+        IF deleted IS NULL AND id_indexed THEN
+            EXECUTE format('EXPLAIN (FORMAT JSON) SELECT FROM %s', state) INTO plan;
+            state_rows := (plan -> 0 -> 'Plan' ->> 'Plan Rows')::float8;
+            id_indexed := state_rows * 4 <= total;
+        END IF;
+        EXECUTE format(
+            'WITH g AS (DELETE FROM %1$s s WHERE %4$s NOT EXISTS '
+            '    (SELECT FROM %2$s d WHERE d.%3$I = s.id %5$s) RETURNING s.id, s.cluster_id) '
+            'SELECT array_agg(g.id::int8), array_agg(g.cluster_id::int8), '
+            '       array_agg(DISTINCT g.cluster_id::int8) FROM g',
+            state, source, id_column,
+            CASE WHEN deleted IS NOT NULL THEN 's.id = ANY ($1) AND' ELSE '' END,
+            CASE WHEN id_indexed THEN 'OFFSET 0' ELSE '' END)
+            INTO part_id, part_old, dirty
+            USING deleted;
+        RAISE DEBUG 'simhash_clusters_update: deleted rows %',
+            CASE WHEN deleted IS NOT NULL THEN 'from the list given'
+                 WHEN id_indexed THEN 'by an id lookup per state row'
+                 ELSE 'by a join of the state with the table' END;
+        ch_id := ch_id || part_id;
+        ch_old := ch_old || part_old;
+        IF dirty IS NOT NULL THEN
+            -- Edges leave a cluster only to its own members: its survivors'
+            -- components are computed among themselves.
+            EXECUTE format(
+                'WITH m AS (SELECT s.id::int8 AS id, s.cluster_id::int8 AS cluster_id '
+                '           FROM %1$s s WHERE s.cluster_id = ANY ($1)), '
+                '     f AS (SELECT c.id, c.cluster_id FROM @extschema@.simhash_clusters($2, $3) c) '
+                'SELECT array_agg(m.id), array_agg(m.cluster_id), array_agg(f.cluster_id) '
+                'FROM m LEFT JOIN f ON f.id = m.id '
+                'WHERE f.id IS NULL OR f.cluster_id <> m.cluster_id',
+                state)
+                INTO part_id, part_old, part_new
+                USING dirty,
+                      -- OFFSET 0: a lookup per member, not a scan of source
+                      format('SELECT s.id, d.sh FROM %2$s s '
+                             'CROSS JOIN LATERAL (SELECT x.%1$I AS sh FROM %3$s x '
+                             '                    WHERE x.%4$I = s.id OFFSET 0) d '
+                             'WHERE s.cluster_id = ANY (%5$L::int8[])',
+                             fingerprint_column, state, source, id_column, dirty),
+                      max_distance;
+            PERFORM @extschema@.simhash_clusters_apply(state, part_id, part_new);
+            ch_id := ch_id || part_id;
+            ch_old := ch_old || part_old;
+        END IF;
+        -- New rows.  Rows of one fingerprint are joined to its first new
+        -- row (rep).  A fingerprint an old row already has (its twin, one
+        -- equality lookup) joins that row's cluster and nothing else: every
+        -- old row within the radius of the twin is in the twin's cluster.
+        -- Any other fingerprint probes the index once, for the rows of
+        -- other fingerprints.  Ends of edges are rows, or their cluster
+        -- when they have one: old clusters enter as one node each.  A probe
+        -- that finds more than probe_cap rows (near a large group, which
+        -- it would read whole) stops there, and the night takes the full
+        -- run: a night costs at most probe_cap rows per new fingerprint
+        -- more than the full run.
+        EXECUTE format(
+            'WITH nr AS (SELECT x.%1$I::int8 AS id, x.%2$I AS sh, '
+            '                   min(x.%1$I::int8) OVER (PARTITION BY x.%2$I) AS rep '
+            '            FROM %3$s x WHERE x.%1$I > %4$L::int8 AND x.%2$I IS NOT NULL), '
+            '     n AS (SELECT nr.rep, nr.sh, t.id AS twin FROM nr '
+            '           LEFT JOIN LATERAL (SELECT y.%1$I::int8 AS id FROM %3$s y '
+            '                              WHERE y.%2$I OPERATOR(@extschema@.=) nr.sh '
+            '                                AND y.%1$I <= %4$L::int8 LIMIT 1) t ON true '
+            '           WHERE nr.id = nr.rep), '
+            '     e AS (SELECT nr.id AS a, nr.rep AS b, 1::int8 AS rn FROM nr WHERE nr.id <> nr.rep '
+            '           UNION ALL '
+            '           SELECT n.rep, n.twin, 1 FROM n WHERE n.twin IS NOT NULL '
+            '           UNION ALL '
+            '           SELECT n.rep, o.id, o.rn FROM n '
+            '           CROSS JOIN LATERAL (SELECT y.%1$I::int8 AS id, row_number() OVER () AS rn '
+            '                               FROM %3$s y '
+            '                               WHERE y.%2$I OPERATOR(@extschema@.<~>) n.sh <= %5$s '
+            '                                 AND NOT y.%2$I OPERATOR(@extschema@.=) n.sh '
+            '                               LIMIT %7$s + 1) o '
+            '           WHERE n.twin IS NULL) '
+            'SELECT array_agg(COALESCE(sa.cluster_id::int8, e.a)) FILTER (WHERE e.rn <= %7$s), '
+            '       array_agg(COALESCE(sb.cluster_id::int8, e.b)) FILTER (WHERE e.rn <= %7$s), '
+            '       COALESCE(max(e.rn) > %7$s, false) '
+            'FROM e LEFT JOIN %6$s sa ON sa.id = e.a LEFT JOIN %6$s sb ON sb.id = e.b',
+            id_column, fingerprint_column, source, since, max_distance, state, probe_cap)
+            INTO edge_a, edge_b, saturated;
+        IF saturated THEN
+            RAISE NOTICE 'simhash_clusters_update: a full run: a probe found more than % rows (a new row near a large group)', probe_cap;
+            probe := false;
+        ELSIF edge_a IS NOT NULL THEN
+            -- A node is an old cluster (relabel its members) or a row in no
+            -- cluster yet (insert it).
+            EXECUTE
+                'SELECT array_agg(c.id), array_agg(c.cluster_id) FROM @extschema@.dedup_clusters($1) c'
+                INTO part_id, part_new
+                USING format('SELECT * FROM unnest(%L::int8[], %L::int8[])', edge_a, edge_b);
+            EXECUTE format(
+                'WITH c AS (SELECT * FROM unnest($1, $2) c(node, cid)), '
+                '     u AS (UPDATE %1$s s SET cluster_id = c.cid FROM c '
+                '           WHERE s.cluster_id = c.node AND s.cluster_id <> c.cid '
+                '           RETURNING s.id::int8 AS id, c.node AS old), '
+                '     i AS (INSERT INTO %1$s (id, cluster_id) SELECT c.node, c.cid FROM c '
+                '           WHERE NOT EXISTS (SELECT FROM %1$s s WHERE s.id = c.node) '
+                '           RETURNING id::int8 AS id, NULL::int8 AS old) '
+                'SELECT array_agg(x.id), array_agg(x.old) FROM (TABLE u UNION ALL TABLE i) x',
+                state)
+                INTO part_id, part_old
+                USING part_id, part_new;
+            ch_id := ch_id || part_id;
+            ch_old := ch_old || part_old;
+        END IF;
+    END IF;
+
+    IF NOT probe THEN
+        -- The whole table, applied as a difference.
+        EXECUTE format(
+            'WITH f AS (SELECT c.id, c.cluster_id FROM @extschema@.simhash_clusters($1, $2, $3, $4) c) '
+            'SELECT array_agg(COALESCE(s.id::int8, f.id)), array_agg(s.cluster_id::int8), array_agg(f.cluster_id) '
+            'FROM %s s FULL JOIN f ON s.id = f.id '
+            'WHERE s.id IS NULL OR f.id IS NULL OR s.cluster_id IS DISTINCT FROM f.cluster_id',
+            state)
+            INTO part_id, part_old, part_new
+            USING source, id_column, fingerprint_column, max_distance;
+        PERFORM @extschema@.simhash_clusters_apply(state, part_id, part_new);
+        ch_id := ch_id || part_id;
+        ch_old := ch_old || part_old;
+    END IF;
+
+    -- Each changed row once: its cluster before the call and now.
+    RETURN QUERY EXECUTE format(
+        'SELECT x.id, x.old, x.now FROM ('
+        '  SELECT DISTINCT ON (c.id) c.id, c.old, s.cluster_id::int8 AS now '
+        '  FROM unnest($1, $2) WITH ORDINALITY c(id, old, ord) '
+        '  LEFT JOIN %s s ON s.id = c.id ORDER BY c.id, c.ord) x '
+        'WHERE x.old IS DISTINCT FROM x.now ORDER BY x.id',
+        state)
+        USING ch_id, ch_old;
+END
+$$;
+
+-- ===== end section: nightly jobs that cost what changed =====

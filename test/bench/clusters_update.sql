@@ -1,10 +1,7 @@
--- Incremental clusters benchmark (test/bench/run_clusters_update.sh): one
--- night of simhash_clusters_update on a table of :rows rows whose state is
--- up to date, with :new new rows (half random, half copies of old rows 1
--- or 2 bits off) and :gone deleted rows, against the full run of the same
--- night (since NULL: simhash_clusters over the table, applied as a
--- difference) and a bare simhash_clusters; each run in its own transaction,
--- rolled back, best of 3.  The index is :am.
+-- Incremental clusters benchmark (test/bench/run_clusters_update.sh), the
+-- setup: a table of :rows rows and its state, up to date; then
+-- lib/clusters_update_night.sql runs one kind of night on it.  The index is
+-- :am; the id column is the primary key.
 --
 -- Table: :rows random codes, one group of :group identical codes, groups of
 -- 10 near-copies covering 2% of the rows.
@@ -43,15 +40,3 @@ CREATE OR REPLACE FUNCTION night_change(n int, near_group int, g int, total int,
 $$;
 \ir lib/bench_run.sql
 CREATE TEMP TABLE r (what text, seconds numeric, result bigint);
-\set q_inc 'SELECT count(*) FROM simhash_clusters_update(''u_state'', ''u'', ''id'', ''sh'', ' :last_id ')'
-\set q_inc_log 'SELECT count(*) FROM simhash_clusters_update(''u_state'', ''u'', ''id'', ''sh'', ' :last_id ', deleted => ARRAY(SELECT (hashint8extended(i, 25) & 1048575) % ' :rows ' + 1 FROM generate_series(1, ' :gone ') i))'
-\set q_full 'SELECT count(*) FROM simhash_clusters_update(''u_state'', ''u'', ''id'', ''sh'', NULL)'
-\set q_bare 'SELECT count(*) FROM simhash_clusters(''u'', ''id'', ''sh'')'
-SELECT :'q_inc' AS q_inc, :'q_inc_log' AS q_inc_log, :'q_full' AS q_full, :'q_bare' AS q_bare \gset
-\ir lib/clusters_update_round.sql
-\ir lib/clusters_update_round.sql
-\ir lib/clusters_update_round.sql
-\echo == :rows rows (one group of :group identical), :new new (:near_group near the group), :gone deleted, index :am
-SELECT what, min(seconds) AS best_seconds, min(result) AS rows_changed,
-       round(min(seconds) / (SELECT min(seconds) FROM r WHERE what LIKE 'full%'), 3) AS x_full_run
-FROM r GROUP BY what ORDER BY x_full_run;

@@ -1,4 +1,4 @@
--- One round of test/bench/clusters_update.sql: each way of running the
+-- One round of a night of test/bench/clusters_update.sql: each way of running the
 -- night once, on the same change, rolled back.
 BEGIN; SELECT night_change(:new, :near_group, :gone, :rows, :group); SELECT seconds, result FROM bench_run(:'q_inc') \gset
 ROLLBACK; INSERT INTO r VALUES ('incremental, deletes found', :seconds, :result);
