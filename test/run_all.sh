@@ -320,9 +320,53 @@ if in_list regress "${all[@]}" || [ -n "$(printf '%s\n' "${all[@]}" | grep -E '^
 	export ND_PREPARED=1
 fi
 
+# Ctrl-C or a TERM (a CI timeout) stops the jobs and every server they
+# started.  A server daemonizes, but each job runs under cpu_seconds.py,
+# which makes itself the reaper of the job's orphans: a job's servers stay
+# its descendants.  Each postmaster among them gets an immediate shutdown
+# (SIGQUIT), then the job's processes a TERM.
+# job_processes PID...: the descendants of the PIDs, from one snapshot of
+# the process table, as "PID postmaster" for a postmaster (a postgres whose
+# parent is not postgres) and "PID" for anything else
+job_processes() {
+	ps -eo pid=,ppid=,comm= | awk -v roots="$*" '
+		BEGIN { n = split(roots, r, " "); for (i = 1; i <= n; i++) mine[r[i]] = 1 }
+		{ parent[$1] = $2; comm[$1] = $3; order[NR] = $1 }
+		END {
+			do {
+				grew = 0
+				for (i = 1; i <= NR; i++) {
+					p = order[i]
+					if (!(p in mine) && (parent[p] in mine)) { mine[p] = 1; grew = 1 }
+				}
+			} while (grew)
+			for (p in mine)
+				print p, (comm[p] == "postgres" && comm[parent[p]] != "postgres") ? "postmaster" : ""
+		}'
+}
+on_interrupt() {
+	local pid kind n=0 procs=()
+	trap - INT TERM
+	echo "== interrupted: stopping the jobs and their servers"
+	while read -r pid kind; do
+		if [ "$kind" = postmaster ]; then
+			kill -QUIT "$pid" 2>/dev/null && n=$((n + 1))
+		else
+			procs+=("$pid")
+		fi
+	done < <(job_processes "${!PID_JOB[@]}")
+	[ ${#procs[@]} -eq 0 ] || kill -TERM "${procs[@]}" 2>/dev/null
+	echo "== stopped $n PostgreSQL server(s)"
+	exit 130
+}
+trap on_interrupt INT TERM
+
 PASSED=0
 FAILED=0
 FAILED_NAMES=()
+NJOBS=${#all[@]}
+NSTARTED=0
+NDONE=0
 declare -A STARTED=() PID_JOB=() PID_BUSY=()
 
 # finish JOB: count and print its result
@@ -338,8 +382,9 @@ finish() {
 	fi
 	PASSED=$((PASSED + ok))
 	FAILED=$((FAILED + notok))
-	printf '== %-34s %4d passed, %d failed  (%ds, CPU %ss)\n' "$job" "$ok" "$notok" \
-		$((SECONDS - ${STARTED[$1]})) "$cpu"
+	NDONE=$((NDONE + 1))
+	printf '== %-34s %4d passed, %d failed  (%ds, CPU %ss)  [%d of %d done, %ds]\n' "$job" "$ok" "$notok" \
+		$((SECONDS - ${STARTED[$1]})) "$cpu" "$NDONE" "$NJOBS" "$SECONDS"
 }
 
 # wait_one: wait for any running job and report it
@@ -353,6 +398,8 @@ wait_one() {
 # start JOB [busy]
 start() {
 	STARTED[$1]=$SECONDS
+	NSTARTED=$((NSTARTED + 1))
+	printf -- '-- %-34s started  [%d of %d]\n' "$1" "$NSTARTED" "$NJOBS"
 	if command -v python3 >/dev/null; then
 		python3 test/lib/cpu_seconds.py "$RESULTS/$1.cpu" bash "$ROOT/test/run_all.sh" --job "$1" &
 	else

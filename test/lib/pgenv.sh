@@ -78,9 +78,9 @@ nd_stage() {
 		# neardup installed into it, as a user would install it.
 		rm -rf "$ND_STAGE/pg"
 		cp -a "$ND_PG_PREFIX" "$ND_STAGE/pg"
-		nd_make -s PG_CONFIG="$ND_STAGE/pg/bin/pg_config" install >/dev/null
+		nd_make -s PG_CONFIG="$ND_STAGE/pg/bin/pg_config" WERROR="${ND_WERROR:-}" install >/dev/null
 	else
-		nd_make -s PG_CONFIG="$ND_PG_CONFIG" install DESTDIR="$ND_STAGE" >/dev/null
+		nd_make -s PG_CONFIG="$ND_PG_CONFIG" WERROR="${ND_WERROR:-}" install DESTDIR="$ND_STAGE" >/dev/null
 	fi
 	chmod -R a+rX "$ND_STAGE"
 }
