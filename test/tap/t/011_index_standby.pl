@@ -53,11 +53,19 @@ $primary->safe_psql(
 });
 
 # --- the standby ----------------------------------------------------------------------
+# Replay waits for the standby's queries rather than cancel them
+# (max_standby_streaming_delay = -1), and the primary may meanwhile write
+# more than its max_wal_size: a slot keeps the WAL the standby still needs.
+$primary->safe_psql('postgres',
+	"SELECT pg_create_physical_replication_slot('standby', true)");
 $primary->backup('base');
 my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($primary, 'base', has_streaming => 1);
-# Replay waits for the standby's queries rather than cancel them.
-$standby->append_conf('postgresql.conf', 'max_standby_streaming_delay = -1');
+$standby->append_conf(
+	'postgresql.conf', q{
+max_standby_streaming_delay = -1
+primary_slot_name = 'standby'
+});
 $standby->start;
 is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'),
 	't', 'the standby runs (hot standby, streaming from the primary)');
