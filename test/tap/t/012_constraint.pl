@@ -61,11 +61,12 @@ CREATE TABLE xc (id bigint PRIMARY KEY, grp int, sh simhash64);
 });
 my $work = PostgreSQL::Test::Utils::tempdir;
 
-# pairs(NODE, TABLE[, DB]): pairs of rows within 3 bits.
+# pairs(NODE, TABLE): pairs of rows within 3 bits.
 sub pairs
 {
-	my ($n, $t, $db) = @_;
-	return $n->safe_psql($db // 'postgres',
+	my ($n, $t) = @_;
+	return $n->safe_psql(
+		'postgres',
 		"SELECT count(*) FROM $t a JOIN $t b ON a.id < b.id
 		   AND bit_count((a.sh::bigint # b.sh::bigint)::bit(64)) <= 3");
 }
@@ -84,8 +85,10 @@ sub error_of
 {
 	my ($n, $db, $sql) = @_;
 	my ($out, $err) = ('', '');
-	$n->psql($db, "\\set VERBOSITY verbose\n$sql",
-		stdout => \$out, stderr => \$err);
+	$n->psql(
+		$db, "\\set VERBOSITY verbose\n$sql",
+		stdout => \$out,
+		stderr => \$err);
 	return $err eq '' ? "no error: $out" : (split /\n/, $err)[0];
 }
 
@@ -94,13 +97,16 @@ sub ham_check
 {
 	my ($n, $db, $idx) = @_;
 	my ($out, $err) = ('', '');
-	$n->psql($db,
+	$n->psql(
+		$db,
 		"\\set VERBOSITY verbose\nSELECT 'passed' FROM hamming_check('$idx', true)",
-		stdout => \$out, stderr => \$err);
+		stdout => \$out,
+		stderr => \$err);
 	return $out eq 'passed' ? $out : "$out $err";
 }
 
-my $conflict = qr/ERROR:  23P01: conflicting key value violates exclusion constraint "xh_near"/;
+my $conflict =
+  qr/ERROR:  23P01: conflicting key value violates exclusion constraint "xh_near"/;
 
 # --- 1. pgbench: ON CONFLICT DO NOTHING, and the look-up-then-insert control --
 my %bench;
@@ -125,10 +131,13 @@ COMMIT;
 for my $t ('xh', 'xg', 'xc')
 {
 	$node->pgbench(
-		'-n -c 8 -j 2 -t 40', 0,
-		[qr{actually processed: 320/320}], [],
+		'-n -c 8 -j 2 -t 40',
+		0,
+		[qr{actually processed: 320/320}],
+		[],
 		"$t: pgbench, 8 clients, 320 transactions",
-		{ "$t.sql" => $bench{$t} }, 'postgres');
+		{ "$t.sql" => $bench{$t} },
+		'postgres');
 	my ($rows, $groups) = split / /,
 	  $node->safe_psql('postgres',
 		"SELECT count(*) || ' ' || count(DISTINCT grp) FROM $t");
@@ -150,23 +159,25 @@ for my $t ('xh', 'xg', 'xc')
 }
 
 # --- 2. plain INSERTs: one winner per group, 23P01 for the rest ---------------
-# Each session reads its script with \i, so that it runs on its own while
-# this process waits on another; all start together once the gate (an
-# advisory lock held here) opens.  After each INSERT the session echoes its
+# Each session reads its script from a file (\i), not from this process, so
+# that all four run at once while this process waits on one of them; they
+# start together once the gate (an advisory lock held here) opens.  After each INSERT the session echoes its
 # SQLSTATE and, when it failed, the error message, and rolls back.
 my $gate = $node->background_psql('postgres');
 $gate->query_safe('SELECT pg_advisory_lock(4242)');
 my @sessions;
 for my $s (1 .. 4)
 {
-	my $script = "\\set VERBOSITY terse\n"
+	my $script =
+		"\\set VERBOSITY terse\n"
 	  . "SELECT pg_advisory_lock_shared(4242);\n"
 	  . "SELECT pg_advisory_unlock_shared(4242);\n";
 	for my $i (0 .. 59)
 	{
 		my $g = 100 + ($i * 7 + $s * 13) % 30;
 		my $m = ($i + $s) % 8;
-		$script .= "BEGIN;\n"
+		$script .=
+			"BEGIN;\n"
 		  . "INSERT INTO xh VALUES (nextval('ids'), $g, nd_member($g, $m));\n"
 		  . "\\echo insert :SQLSTATE :LAST_ERROR_MESSAGE\n"
 		  . "\\if :ERROR\nROLLBACK;\n\\else\n"
@@ -174,7 +185,8 @@ for my $s (1 .. 4)
 	}
 	append_to_file("$work/plain$s.sql", $script);
 	my $session = $node->background_psql('postgres', on_error_stop => 0);
-	$session->query_until(qr/ready\n/, "\\echo ready\n\\i $work/plain$s.sql\n");
+	$session->query_until(qr/ready\n/,
+		"\\echo ready\n\\i $work/plain$s.sql\n");
 	push @sessions, $session;
 }
 $gate->query_safe('SELECT pg_advisory_unlock(4242)');
@@ -188,7 +200,7 @@ for my $session (@sessions)
 	{
 		next unless $line =~ /^insert (\S+) ?(.*)$/;
 		my ($state, $message) = ($1, $2);
-		if ($state eq '23P01'
+		if (   $state eq '23P01'
 			&& $message =~
 			/^conflicting key value violates exclusion constraint "xh_near"/)
 		{
@@ -207,17 +219,19 @@ for my $session (@sessions)
 		}
 	}
 }
-my ($rows, $groups) = split / /, rows_groups($node, 'grp BETWEEN 100 AND 999');
+my ($rows, $groups) = split / /,
+  rows_groups($node, 'grp BETWEEN 100 AND 999');
 note "plain INSERTs: 240 attempts, $rows rows for $groups groups, "
   . "$errors exclusion violations, $deadlocks deadlock victims";
-is("$rows $groups", '30 30', '4 sessions of plain INSERTs: one row per group');
-is($rows + $errors + $deadlocks,
+is("$rows $groups", '30 30',
+	'4 sessions of plain INSERTs: one row per group');
+is( $rows + $errors + $deadlocks,
 	240,
 	'23P01 (or a deadlock victim\'s 40P01) for every other attempt, nothing else lost'
 );
 is(join('; ', @other), '', 'no other error');
-is(pairs($node, 'xh'), 0,
-	'no pair within 3 bits in the hamming-constrained table');
+is(pairs($node, 'xh'),
+	0, 'no pair within 3 bits in the hamming-constrained table');
 
 # --- 3. kill -9 during inserts --------------------------------------------------
 
@@ -282,7 +296,10 @@ my $bench = IPC::Run::start(
 		'-h', $node->host, '-p', $node->port, '-f', "$work/crash.sql",
 		'postgres'
 	],
-	'>', \$bench_out, '2>', \$bench_err);
+	'>',
+	\$bench_out,
+	'2>',
+	\$bench_err);
 $node->poll_query_until('postgres',
 	'SELECT count(*) >= 300 FROM xh WHERE grp >= 1000')
   or diag 'the inserts did not progress';
@@ -299,7 +316,8 @@ is(ham_check($node, 'postgres', 'xh_near'),
 	'passed', 'after recovery: hamming_check passes');
 like(
 	error_of(
-		$node, 'postgres',
+		$node,
+		'postgres',
 		"INSERT INTO xh SELECT nextval('ids'), grp, nd_flip(sh, 1, 3) FROM xh WHERE grp >= 1000 LIMIT 1"
 	),
 	$conflict,
@@ -311,11 +329,12 @@ $node->command_ok([ 'pg_dump', '-Fc', '-f', "$work/dump", 'postgres' ],
 $node->safe_psql('postgres', 'CREATE DATABASE restored');
 my (undef, $restore_err) = run_command(
 	[
-		'pg_restore', '-h', $node->host, '-p', $node->port,
-		'-d', 'restored', "$work/dump"
+		'pg_restore', '-h', $node->host, '-p',
+		$node->port, '-d', 'restored', "$work/dump"
 	]);
 note "restore: $_" for grep { $_ ne '' } split /\n/, $restore_err;
-my $cons = $node->safe_psql('restored',
+my $cons = $node->safe_psql(
+	'restored',
 	"SELECT string_agg(conname || ' ' || pg_get_constraintdef(oid), '; ' ORDER BY conname)
 	   FROM pg_constraint WHERE contype = 'x'");
 note "restored: $cons";
@@ -327,20 +346,23 @@ like(
 	$cons,
 	qr/xg_near EXCLUDE USING gist \(hamming_ball\(sh, 3\) WITH &&\)/,
 	'pg_restore: the GiST constraint is restored');
-my $counts = "SELECT (SELECT count(*) FROM xh) || ' ' || (SELECT count(*) FROM xg)";
-is($node->safe_psql('restored', $counts),
+my $counts =
+  "SELECT (SELECT count(*) FROM xh) || ' ' || (SELECT count(*) FROM xg)";
+is( $node->safe_psql('restored', $counts),
 	$node->safe_psql('postgres', $counts),
 	'pg_restore: every row');
 like(
 	error_of(
-		$node, 'restored',
+		$node,
+		'restored',
 		'INSERT INTO xh SELECT -1, grp, nd_flip(sh, 1, 5) FROM xh WHERE sh IS NOT NULL LIMIT 1'
 	),
 	$conflict,
 	'pg_restore: the hamming constraint refuses a near-copy');
 like(
 	error_of(
-		$node, 'restored',
+		$node,
+		'restored',
 		'INSERT INTO xg SELECT -1, grp, nd_flip(sh, 1, 5) FROM xg WHERE sh IS NOT NULL LIMIT 1'
 	),
 	qr/ERROR:  23P01: conflicting key value violates exclusion constraint "xg_near"/,
@@ -357,8 +379,10 @@ $standby->start;
 # group out about one time in five)
 $node->safe_psql('postgres', 'CREATE SEQUENCE stream_groups');
 $node->pgbench(
-	'-n -c 4 -j 2 -t 50', 0,
-	[qr{actually processed: 200/200}], [],
+	'-n -c 4 -j 2 -t 50',
+	0,
+	[qr{actually processed: 200/200}],
+	[],
 	'pgbench on the primary while the standby streams',
 	{
 		'stream.sql' => q{\set m random(0, 7)
@@ -373,14 +397,16 @@ is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'),
 	'f', 'the standby is promoted');
 like(
 	error_of(
-		$standby, 'postgres',
+		$standby,
+		'postgres',
 		"INSERT INTO xh SELECT nextval('ids'), grp, nd_flip(sh, 1, 9) FROM xh WHERE grp BETWEEN 100 AND 129 LIMIT 1"
 	),
 	$conflict,
 	'promoted: a near-copy of a row from before the base backup is refused');
 like(
 	error_of(
-		$standby, 'postgres',
+		$standby,
+		'postgres',
 		"INSERT INTO xh SELECT nextval('ids'), grp, nd_flip(sh, 1, 9) FROM xh WHERE grp >= 3000 LIMIT 1"
 	),
 	$conflict,
@@ -391,13 +417,17 @@ is( $standby->safe_psql(
 		            ON CONFLICT DO NOTHING RETURNING 1) SELECT count(*) FROM i"),
 	0,
 	'promoted: ON CONFLICT DO NOTHING skips near-copies of streamed rows');
-is( $standby->safe_psql('postgres',
-		"SELECT count(DISTINCT grp) || '/' || count(*) FROM xh WHERE grp BETWEEN 3000 AND 3999"),
+is( $standby->safe_psql(
+		'postgres',
+		"SELECT count(DISTINCT grp) || '/' || count(*) FROM xh WHERE grp BETWEEN 3000 AND 3999"
+	),
 	'40/40',
 	'promoted: every streamed group is there, one row each');
 $standby->pgbench(
-	'-n -c 4 -j 2 -t 100', 0,
-	[qr{actually processed: 400/400}], [],
+	'-n -c 4 -j 2 -t 100',
+	0,
+	[qr{actually processed: 400/400}],
+	[],
 	'pgbench, 4 clients, on the promoted standby',
 	{
 		'promoted.sql' => q{\set g random(4000, 4039)

@@ -131,7 +131,8 @@ EXPLAIN (COSTS OFF) SELECT d.id FROM docs d WHERE minhash_similar(d.sig, :'q400'
 sub check_all
 {
 	my ($db, $label) = @_;
-	is(digest($sub, $db), digest($pub, 'postgres'),
+	is( digest($sub, $db),
+		digest($pub, 'postgres'),
 		"$label: $db has the publisher's rows");
 	# each index alone: the others dropped in a transaction rolled back
 	my @indexes = ('docs_ham', 'docs_gin', 'docs_gist');
