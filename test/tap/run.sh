@@ -50,7 +50,6 @@ if [ "$(id -u)" -eq 0 ]; then
 	as=(runuser -u postgres --)
 fi
 
-
 # nd_old_install MAJOR DIR: copies the cached server of MAJOR to DIR/pg and
 # installs this tree's neardup into it, built in DIR/src; prints the
 # reason and returns 1 when there is no such server, prints the build's
@@ -58,7 +57,7 @@ fi
 nd_old_install() {
 	local major=$1 dir=$2 prefix=${ND_PG_CACHE:-/var/tmp/neardup-pg}/$1
 	if [ ! -f "$prefix/.complete" ] || [ ! -x "$prefix/bin/pg_config" ]; then
-		echo "no PostgreSQL $major server in $prefix (test/pg/server.sh $major builds it)"
+		echo "no source-built PostgreSQL $major in $prefix (test/pg/server.sh builds 17, 18 and 19 there)"
 		return 1
 	fi
 	mkdir -p "$dir/src"
