@@ -264,6 +264,8 @@ ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table)
 	((PageHeader) page)->pd_lower = ((PageHeader) page)->pd_upper;
 }
 
+#ifndef HAM_WAL_PUBLIC_API
+
 #define HAM_MAX_FRAGMENTS	3
 
 /*
@@ -365,6 +367,43 @@ ham_page_set_free(Relation index, Buffer buf)
 	ham_log_fragments(index, buf, 1, fields, lengths);
 	END_CRIT_SECTION();
 }
+
+#else							/* HAM_WAL_PUBLIC_API */
+
+/*
+ * make HAM_WAL=api: the same two page changes through generic WAL's public
+ * API, as contrib/bloom makes its own: on the copy of the page that
+ * GenericXLogRegisterBuffer returns, outside a critical section
+ * (GenericXLogFinish enters one, compares the copy with the page, logs the
+ * bytes that differ and copies the page back).  Not the default: see the
+ * comment above ham_log_fragments.
+ */
+void
+ham_page_append(Relation index, Buffer buf, uint64 code, ItemPointer tid)
+{
+	GenericXLogState *state = GenericXLogStart(index);
+	Page		page = GenericXLogRegisterBuffer(state, buf, 0);
+	HamPageOpaque opaque = HamPageGetOpaque(page);
+	int			n = opaque->nentries;
+
+	Assert(n < HAM_PAGE_CAPACITY);
+	HamPageCodes(page)[n] = code;
+	HamPageTids(page)[n] = *tid;
+	opaque->nentries = n + 1;
+	GenericXLogFinish(state);
+}
+
+void
+ham_page_set_free(Relation index, Buffer buf)
+{
+	GenericXLogState *state = GenericXLogStart(index);
+	Page		page = GenericXLogRegisterBuffer(state, buf, 0);
+
+	ham_init_opaque(HamPageGetOpaque(page), HAM_KIND_FREE, 0, 0);
+	GenericXLogFinish(state);
+}
+
+#endif							/* HAM_WAL_PUBLIC_API */
 
 void
 ham_empty_list(HamList *list, uint32 epoch)
