@@ -63,7 +63,8 @@ PGXS       := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 # API (GenericXLogFinish), some 6x slower for COPY into an indexed table
 # (test/bench/run_wal_format.sh).  Unset, it is fragments on the majors
 # whose generic_xlog.c has been compared with ham_log_fragments
-# (HAM_WAL_CHECKED), api on any other.
+# (HAM_WAL_CHECKED: 15, 17 and 18 compared, 16 between two identical
+# ones), api on any other.
 HAM_WAL_CHECKED = 15 16 17 18
 ifeq ($(HAM_WAL),)
 HAM_WAL_MAJOR := $(shell $(PG_CONFIG) --version 2>/dev/null | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
