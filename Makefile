@@ -56,6 +56,26 @@ endif
 endif
 PGXS       := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 
+# How the hamming index WAL-logs its list appends and freed pages
+# (doc/index-hamming.md, "WAL records"): HAM_WAL=fragments writes generic
+# WAL records of just the changed bytes itself, in a format private to
+# PostgreSQL's generic_xlog.c; HAM_WAL=api goes through generic WAL's public
+# API (GenericXLogFinish), some 6x slower for COPY into an indexed table
+# (test/bench/run_wal_format.sh).  Unset, it is fragments on the majors
+# whose generic_xlog.c has been compared with ham_log_fragments
+# (HAM_WAL_CHECKED: 15, 17 and 18 compared, 16 between two identical
+# ones), api on any other.
+HAM_WAL_CHECKED = 15 16 17 18
+ifeq ($(HAM_WAL),)
+HAM_WAL_MAJOR := $(shell $(PG_CONFIG) --version 2>/dev/null | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+override HAM_WAL := $(if $(filter $(HAM_WAL_MAJOR),$(HAM_WAL_CHECKED)),fragments,api)
+endif
+ifeq ($(HAM_WAL),api)
+PG_CPPFLAGS += -DHAM_WAL_PUBLIC_API
+else ifneq ($(HAM_WAL),fragments)
+$(error HAM_WAL=$(HAM_WAL): the values are fragments and api)
+endif
+
 ifneq ($(wildcard $(PGXS)),)
 include $(PGXS)
 else
@@ -69,11 +89,12 @@ endif
 $(OBJS): $(foreach d,$(SQL_DIRS) src/core,$(wildcard $(d)/*.h))
 
 # Nor does it know which server the objects were compiled for: a stamp
-# names the server (its version and a digest of its configure options) and
-# WERROR, rewritten only when they change, so that a build for another
-# server, or with -Werror where the last was without, recompiles everything.
+# names the server (its version and a digest of its configure options),
+# WERROR and HAM_WAL, rewritten only when they change, so that a build for
+# another server, with -Werror where the last was without, or with the
+# other WAL format, recompiles everything.
 BUILD_STAMP = build/pg-built-for
-BUILD_FOR  := $(VERSION) $(firstword $(shell $(PG_CONFIG) --configure | md5sum)) WERROR=$(WERROR)
+BUILD_FOR  := $(VERSION) $(firstword $(shell $(PG_CONFIG) --configure | md5sum)) WERROR=$(WERROR) HAM_WAL=$(HAM_WAL)
 $(OBJS): $(BUILD_STAMP)
 $(BUILD_STAMP): FORCE
 	@mkdir -p $(dir $@)
@@ -82,7 +103,7 @@ $(BUILD_STAMP): FORCE
 FORCE:
 EXTRA_CLEAN = $(BUILD_STAMP)
 
-.PHONY: dist deps demo test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall
+.PHONY: dist deps demo test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall bench-wal-format
 
 # The release tarball (PGXN's upload, the source of a Debian orig tarball):
 # the committed tree, git archive of HEAD, as neardup-VERSION.zip in DISTDIR
@@ -126,7 +147,7 @@ fuzz:
 
 # Benchmarks: ratios against baselines measured in the same run.  The index
 # benchmarks take ROWS (default 1M) and more; see the scripts.
-bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale bench-inserts bench-lsh-recall
+bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale bench-inserts bench-lsh-recall bench-wal-format
 
 bench-fingerprint:
 	@bash test/bench/run_bench.sh
@@ -150,6 +171,13 @@ bench-constraint:
 # while two writers insert (ROWS, INSERT_ROWS: see the script).
 bench-inserts:
 	@bash test/bench/run_inserts.sh
+
+# The hamming index's list appends WAL-logged as fragments written by hand
+# against generic WAL's public API (HAM_WAL, above), both builds in one
+# run: COPY and single-row INSERT time and WAL per row, alternating rounds
+# (ND_BENCH_ROWS, ND_BENCH_SINGLE, ND_BENCH_ROUNDS).
+bench-wal-format:
+	@bash test/bench/run_wal_format.sh
 
 bench-pending:
 	@bash test/bench/run_pending.sh

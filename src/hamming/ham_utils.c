@@ -264,6 +264,8 @@ ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table)
 	((PageHeader) page)->pd_lower = ((PageHeader) page)->pd_upper;
 }
 
+#ifndef HAM_WAL_PUBLIC_API
+
 #define HAM_MAX_FRAGMENTS	3
 
 /*
@@ -272,25 +274,29 @@ ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table)
  *
  * The record is in the format of generic_xlog.c and is replayed by
  * generic_redo as any other.  GenericXLogFinish would find the same
- * fragments by comparing the whole page with a copy of it byte by byte,
- * which was three quarters of the cost of an insert (COPY into an indexed
- * table at 10M rows).  The pages have no hole (pd_lower == pd_upper), so
- * the page replay produces is the page written here, byte for byte;
+ * fragments by comparing the whole page with a copy of it byte by byte
+ * (make HAM_WAL=api builds that, below): the same WAL to the byte, but a
+ * COPY of 1M rows into a table with a hamming index then takes 5.7x as
+ * long, 82% of its time spent on the API, most of it in that comparison
+ * (test/bench/run_wal_format.sh; doc/index-hamming.md, "WAL records").
+ * The pages have no hole (pd_lower == pd_upper), so the page replay
+ * produces is the page written here, byte for byte;
  * wal_consistency_checking = 'generic' checks that (test/e2e/
  * index_replica.sh, index_crash.sh).
  *
  * !!! THIS WRITES A PRIVATE FORMAT OF POSTGRESQL'S BY HAND.  generic_xlog.c
  * keeps it in static functions (writeFragment, applyPageRedo) and promises
- * nothing across majors.  Checked against the source of 15 (15.18) and 18
- * (18.6): the same in both.  A record of resource manager RM_GENERIC_ID,
- * info 0, one registered buffer per page (block ids from 0, REGBUF_STANDARD;
- * with REGBUF_FORCE_IMAGE and no data for a full image), whose block data is
- * a sequence of fragments, each an OffsetNumber offset into the page, an
- * OffsetNumber length and that many bytes, with no header, flags or
- * padding; replay copies each fragment in turn, then zeroes the hole
- * between pd_lower and pd_upper.  Compare generic_xlog.c of every new major
- * with this before adding it to the majors built (doc/index-hamming.md);
- * this is the only place that writes the format.
+ * nothing across majors.  Checked against the source of 15.18, 17.11 and
+ * 18.6: the same in all three (18 renames the struct PageData).  A record
+ * of resource manager RM_GENERIC_ID, info 0, one registered buffer per
+ * page (block ids from 0, REGBUF_STANDARD; with REGBUF_FORCE_IMAGE and no
+ * data for a full image), whose block data is a sequence of fragments,
+ * each an OffsetNumber offset into the page, an OffsetNumber length and
+ * that many bytes, with no header, flags or padding; replay copies each
+ * fragment in turn, then zeroes the hole between pd_lower and pd_upper.  Compare generic_xlog.c of every new major
+ * with this before adding it to HAM_WAL_CHECKED in the Makefile (a major
+ * not in it is built with HAM_WAL=api); this is the only place that writes
+ * the format.
  */
 static void
 ham_log_fragments(Relation index, Buffer buf, int n, void *const *fields, const uint16 *lengths)
@@ -365,6 +371,44 @@ ham_page_set_free(Relation index, Buffer buf)
 	ham_log_fragments(index, buf, 1, fields, lengths);
 	END_CRIT_SECTION();
 }
+
+#else							/* HAM_WAL_PUBLIC_API */
+
+/*
+ * make HAM_WAL=api: the same two page changes through generic WAL's public
+ * API, as contrib/bloom makes its own: on the copy of the page that
+ * GenericXLogRegisterBuffer returns, outside a critical section
+ * (GenericXLogFinish enters one, compares the copy with the page, logs the
+ * bytes that differ and copies the page back).  The build for a major
+ * whose generic_xlog.c nobody has compared with ham_log_fragments; slower
+ * (see the comment above ham_log_fragments).
+ */
+void
+ham_page_append(Relation index, Buffer buf, uint64 code, ItemPointer tid)
+{
+	GenericXLogState *state = GenericXLogStart(index);
+	Page		page = GenericXLogRegisterBuffer(state, buf, 0);
+	HamPageOpaque opaque = HamPageGetOpaque(page);
+	int			n = opaque->nentries;
+
+	Assert(n < HAM_PAGE_CAPACITY);
+	HamPageCodes(page)[n] = code;
+	HamPageTids(page)[n] = *tid;
+	opaque->nentries = n + 1;
+	GenericXLogFinish(state);
+}
+
+void
+ham_page_set_free(Relation index, Buffer buf)
+{
+	GenericXLogState *state = GenericXLogStart(index);
+	Page		page = GenericXLogRegisterBuffer(state, buf, 0);
+
+	ham_init_opaque(HamPageGetOpaque(page), HAM_KIND_FREE, 0, 0);
+	GenericXLogFinish(state);
+}
+
+#endif							/* HAM_WAL_PUBLIC_API */
 
 void
 ham_empty_list(HamList *list, uint32 epoch)
