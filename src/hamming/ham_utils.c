@@ -281,8 +281,8 @@ ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table)
  * (test/bench/run_wal_format.sh; doc/index-hamming.md, "WAL records").
  * The pages have no hole (pd_lower == pd_upper), so the page replay
  * produces is the page written here, byte for byte;
- * wal_consistency_checking = 'generic' checks that (test/e2e/
- * index_replica.sh, index_crash.sh).
+ * wal_consistency_checking = 'generic' checks that (test/tap/t/
+ * 010_index_crash.pl, 011_index_standby.pl).
  *
  * !!! THIS WRITES A PRIVATE FORMAT OF POSTGRESQL'S BY HAND.  generic_xlog.c
  * keeps it in static functions (writeFragment, applyPageRedo) and promises

@@ -104,7 +104,7 @@ if [ $rc -ne 0 ]; then
 	for f in "$work"/tmp_check/log/*; do
 		[ -f "$f" ] || continue
 		echo "== $(basename "$f") (last 40 lines)"
-		tail -40 "$f"
+		tail -40 "$f" | sed 's/^/# /' # commented: the runner counts "ok N" lines
 	done
 fi
 exit $rc

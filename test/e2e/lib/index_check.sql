@@ -1,5 +1,5 @@
 --
--- Shared by the index end-to-end tests (test/e2e/index_*.sh): deterministic
+-- Shared by the index tests (test/e2e/index_*.sh, test/tap/t/*.pl): deterministic
 -- test data, and nd_check(), which compares what an index path returns with
 -- a sequential scan over the same rows.
 --
