@@ -89,18 +89,16 @@ my $want = c('SELECT count(*) FROM mv_one');
 c(q{
 CREATE FUNCTION mv_state() RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-    counts text;
+    counts text[] := '{}';
     lost bigint := 0;
     extra bigint := 0;
     n bigint;
     chk text;
     bad int := 0;
 BEGIN
-    SELECT string_agg(x::text, ' ' ORDER BY b) INTO counts
-    FROM generate_series(1, 4) b,
-         LATERAL (SELECT (xpath('/row/n/text()', query_to_xml(format('SELECT count(*) AS n FROM mv_b%s', b),
-                                                             false, true, '')))[1]::text::bigint) v(x);
     FOR b IN 1 .. 4 LOOP
+        EXECUTE format('SELECT count(*) FROM mv_b%s', b) INTO n;
+        counts := counts || n::text;
         EXECUTE format('SELECT count(*) FROM mv_one o WHERE NOT EXISTS
                             (SELECT FROM mv_b%s c WHERE c.id = o.id AND c.sh = o.sh)', b) INTO n;
         lost := lost + n;
@@ -114,7 +112,7 @@ BEGIN
     WHERE (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM simhash_layout_within('mv', c.q, r))
           <> (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM mv_one o
               WHERE bit_count((o.sh::bigint # c.q::bigint)::bit(64)) <= r);
-    RETURN format('rows=%s lost=%s extra=%s check=%s radius=%s', counts, lost, extra, chk, bad);
+    RETURN format('rows=%s lost=%s extra=%s check=%s radius=%s', array_to_string(counts, ' '), lost, extra, chk, bad);
 END
 $$;
 CREATE FUNCTION mv_server(part text) RETURNS text LANGUAGE sql AS $$
