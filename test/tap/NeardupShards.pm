@@ -27,6 +27,10 @@
 #                                the first error: its output, then what it
 #                                wrote to stderr (errors, notices), as one
 #                                text; in list context also psql's exit code
+#   nd_error(NODE, SQL)          runs SQL so: the first line it wrote to
+#                                stderr (its error, verbose: with the
+#                                SQLSTATE), or ''
+#   nd_lines(TEXT, RE)           how many lines of TEXT match RE
 package NeardupShards;
 
 use strict;
@@ -38,7 +42,8 @@ use PostgreSQL::Test::Utils;
 use NeardupTAP;
 
 our @EXPORT =
-  qw(nd_start_node nd_coordinator nd_fdw_server nd_server_of nd_sql);
+  qw(nd_start_node nd_coordinator nd_fdw_server nd_server_of nd_sql nd_error
+  nd_lines);
 
 sub nd_start_node
 {
@@ -99,6 +104,20 @@ sub nd_sql
 	my ($rc, $out, $err) = $node->psql('postgres', $sql);
 	my $all = join("\n", grep { $_ ne '' } $out, $err);
 	return wantarray ? ($rc, $all) : $all;
+}
+
+sub nd_error
+{
+	my ($node, $sql) = @_;
+	my ($rc, $out, $err) =
+	  $node->psql('postgres', "\\set VERBOSITY verbose\n$sql");
+	return (split /\n/, $err)[0] // '';
+}
+
+sub nd_lines
+{
+	my ($text, $re) = @_;
+	return scalar grep { /$re/ } split /\n/, $text;
 }
 
 1;

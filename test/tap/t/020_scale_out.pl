@@ -55,25 +55,19 @@ my %shard = map {
 } @names;
 nd_coordinator($coord, map { $shard{$_} } @names);
 
-sub c { return $coord->safe_psql('postgres', $_[0]); }
+sub c  { return $coord->safe_psql('postgres', $_[0]); }
 sub on { return $shard{ $_[0] }->safe_psql('postgres', $_[1]); }
-
-# how many lines of TEXT match RE
-sub lines_like
-{
-	my ($text, $re) = @_;
-	return scalar grep { /$re/ } split /\n/, $text;
-}
 
 # `docs`: one foreign partition per shard over table docs_SHARD there (the
 # shard's name in its table's name makes the remote SQL that postgres_fdw
 # quotes in its errors name the shard: a connection lost in the middle of a
 # transaction is otherwise reported without the server's name).
-c('CREATE TABLE docs (id bigint NOT NULL, sh simhash64) PARTITION BY HASH (id)');
+c(  'CREATE TABLE docs (id bigint NOT NULL, sh simhash64) PARTITION BY HASH (id)'
+);
 for my $i (0 .. $#names)
 {
 	my $s = $names[$i];
-	on($s, "SET client_min_messages = warning; CREATE EXTENSION neardup;
+	on( $s, "SET client_min_messages = warning; CREATE EXTENSION neardup;
 		CREATE TABLE docs_$s (id bigint PRIMARY KEY, sh simhash64)");
 	on($s, "CREATE INDEX docs_${s}_$_ ON docs_$s USING $_ (sh)") for @indexes;
 	c(  "CREATE FOREIGN TABLE docs_$s PARTITION OF docs
@@ -96,7 +90,8 @@ nd_sql_lib($coord, 'scale_out.sql');
 # "s1=N s2=N s3=N": the rows of each shard
 sub per_shard
 {
-	return join ' ', map { "$_=" . on($_, "SELECT count(*) FROM docs_$_") } @names;
+	return join ' ',
+	  map { "$_=" . on($_, "SELECT count(*) FROM docs_$_") } @names;
 }
 my $counts0 = per_shard();
 note "rows per shard: $counts0";
@@ -112,7 +107,7 @@ my $opts = c(
 	q{SELECT count(*) FROM pg_foreign_server
 	WHERE 'extensions=neardup' = ANY (srvoptions)
 	  AND 'async_capable=true' = ANY (srvoptions)});
-ok(keys %versions == 1 && $opts == 3,
+ok( keys %versions == 1 && $opts == 3,
 	"neardup in one version on every node; every server has extensions 'neardup' and async_capable"
 );
 
@@ -126,21 +121,24 @@ sub plan_ok
 {
 	my ($label, $sql) = @_;
 	my $plan = nd_sql($coord, $sql);
-	ok( lines_like($plan, qr/Async Foreign Scan/) == 3
-		  && lines_like($plan,
+	ok( nd_lines($plan, qr/Async Foreign Scan/) == 3
+		  && nd_lines($plan,
 			qr/Remote SQL: SELECT .* WHERE .*(public\.within\(sh, |sh OPERATOR\(public\.<@\) )/
 		  ) == 3
 		  && $plan !~ /Filter:/,
-		"$label: predicate shipped to every shard, Async Foreign Scans")
-	  or diag $plan;
+		"$label: predicate shipped to every shard, Async Foreign Scans"
+	) or diag $plan;
 	return;
 }
-for my $form ('sh <~> $1 <= $2', 'sh <@ hamming_ball($1, $2)',
+for my $form (
+	'sh <~> $1 <= $2',
+	'sh <@ hamming_ball($1, $2)',
 	'within(sh, $1, $2)')
 {
 	(my $lit = $form) =~ s/\$1/'$q'::simhash64/;
 	$lit =~ s/\$2/3/;
-	plan_ok("constant: $lit", "EXPLAIN VERBOSE SELECT id FROM docs WHERE $lit");
+	plan_ok("constant: $lit",
+		"EXPLAIN VERBOSE SELECT id FROM docs WHERE $lit");
 	plan_ok(
 		"generic plan: $form", qq{
 		PREPARE p(simhash64, int) AS SELECT id FROM docs WHERE $form;
@@ -226,7 +224,8 @@ for my $s (@names)
 			$other //= $msg;
 		}
 	}
-	note "$s: $nq radius queries logged by auto_explain, $nidx on an index; the first:\n"
+	note
+	  "$s: $nq radius queries logged by auto_explain, $nidx on an index; the first:\n"
 	  . ($first // '');
 	ok($nq > 100 && $nq == $nidx,
 		"$s ran every radius query it received on its index (auto_explain)")
@@ -241,19 +240,22 @@ like(
 	qr/^checks=[1-9][0-9]* mismatches=0$/,
 	'KNN top 10: sharded = single node (ids with tiebreak, distances without, per-shard form)'
 );
-$plan = c("EXPLAIN VERBOSE SELECT id FROM docs ORDER BY sh <~> '$q', id LIMIT 10");
+$plan =
+  c("EXPLAIN VERBOSE SELECT id FROM docs ORDER BY sh <~> '$q', id LIMIT 10");
 note $plan;
-ok( $plan =~ /Merge Append/
-	  && lines_like($plan,
+ok( $plan =~ /Merge Append/ && nd_lines($plan,
 		qr/Remote SQL: SELECT .* ORDER BY \(sh OPERATOR\(public\.<~>\) '$q'\) ASC NULLS LAST, id ASC NULLS LAST$/
-	  ) == 3,
+	) == 3,
 	"KNN on the partitioned table: Merge Append of the shards' ordered scans (ORDER BY shipped, no LIMIT)"
 );
 $plan = c(
 	"EXPLAIN VERBOSE SELECT id FROM docs WHERE sh <~> '$q' <= 5 ORDER BY sh <~> '$q', id LIMIT 10"
 );
-is(lines_like($plan, qr/Remote SQL: SELECT .* WHERE \(public\.within\(sh, .*, 5\)\)/),
-	3, 'KNN capped by a radius: the radius condition shipped to every shard');
+is( nd_lines(
+		$plan,
+		qr/Remote SQL: SELECT .* WHERE \(public\.within\(sh, .*, 5\)\)/),
+	3,
+	'KNN capped by a radius: the radius condition shipped to every shard');
 
 # the plans of the per-shard queries, as auto_explain logs them
 my $explain = q{
@@ -267,24 +269,25 @@ $plan = nd_sql($coord, "$explain SELECT * FROM nd_knn_per_shard('$q', 10)");
 note join "\n", grep { /Remote SQL/ } split /\n/, $plan;
 # (Whether the second query's ORDER BY and LIMIT are shipped too is the
 # planner's choice: few rows are expected within the radius.)
-ok( lines_like($plan,
+ok( nd_lines($plan,
 		qr/Remote SQL: SELECT sh FROM .* ORDER BY .* LIMIT 10::bigint$/) == 3
-	  && lines_like($plan,
-		qr/Remote SQL: SELECT id, sh FROM .* WHERE \(public\.within\(sh, /) ==
-	  3,
+	  && nd_lines($plan,
+		qr/Remote SQL: SELECT id, sh FROM .* WHERE \(public\.within\(sh, /)
+	  == 3,
 	'KNN by queries per shard: LIMIT shipped to every shard, then a radius-capped query'
 );
 
 # --- failures ---
 $shard{s2}->stop;
 my $rc;
-($rc, $out) = nd_sql($coord, "SELECT count(*) FROM docs WHERE sh <~> '$q' <= 3");
+($rc, $out) =
+  nd_sql($coord, "SELECT count(*) FROM docs WHERE sh <~> '$q' <= 3");
 note $out;
-ok($rc != 0 && $out =~ /could not connect to server "s2"/,
+ok( $rc != 0 && $out =~ /could not connect to server "s2"/,
 	's2 down: radius query fails, naming server s2 (no partial answer)');
 ($rc, $out) =
   nd_sql($coord, "SELECT id FROM docs ORDER BY sh <~> '$q', id LIMIT 10");
-ok($rc != 0 && $out =~ /could not connect to server "s2"/,
+ok( $rc != 0 && $out =~ /could not connect to server "s2"/,
 	's2 down: KNN query fails, naming server s2');
 $shard{s2}->start;
 
@@ -330,8 +333,7 @@ ok( $s3_seen < $s3_rows
 );
 
 # An error at commit on s3 only (a deferred constraint trigger there).
-on(
-	's3', q{
+on( 's3', q{
 	CREATE FUNCTION fail() RETURNS trigger LANGUAGE plpgsql
 	  AS $$BEGIN RAISE EXCEPTION 'refused by s3'; END$$;
 	CREATE CONSTRAINT TRIGGER fail AFTER DELETE ON docs_s3
@@ -343,8 +345,8 @@ note $out;
 $after = per_shard();
 note "before: $counts0\nafter:  $after";
 # Each shard either kept all its rows or lost exactly its duplicates.
-my $dup_ids = c(
-	"SELECT coalesce(string_agg(id::text, ','), '0') FROM ($dups) s");
+my $dup_ids =
+  c("SELECT coalesce(string_agg(id::text, ','), '0') FROM ($dups) s");
 my $allornothing = 1;
 for my $s (@names)
 {
@@ -365,7 +367,7 @@ ok( $rc != 0
 );
 on('s3', 'DROP TRIGGER fail ON docs_s3');
 # Back to the rows of docs_one, whatever that commit left.
-c('BEGIN; DELETE FROM docs; INSERT INTO docs SELECT id, sh FROM docs_one; COMMIT;'
+c(  'BEGIN; DELETE FROM docs; INSERT INTO docs SELECT id, sh FROM docs_one; COMMIT;'
 );
 is(per_shard(), $counts0, 'the sharded table reloaded');
 
@@ -407,12 +409,12 @@ same_pairs('simhash_pairs over the partitioned table',
 # Band keys computed on the shards: a view on each shard, a foreign
 # partition of docs_keys over it; the join on the keys runs on the
 # coordinator.
-c(  'CREATE TABLE docs_keys (id bigint, sh simhash64, key bigint, ord int)'
+c('CREATE TABLE docs_keys (id bigint, sh simhash64, key bigint, ord int)'
 	  . ' PARTITION BY HASH (id)');
 for my $i (0 .. $#names)
 {
 	my $s = $names[$i];
-	on($s, "CREATE VIEW docs_keys_$s AS
+	on( $s, "CREATE VIEW docs_keys_$s AS
 		SELECT d.id, d.sh, u.key, u.ord::int AS ord
 		FROM docs_$s d, unnest(simhash_band_keys(d.sh, 3)) WITH ORDINALITY u(key, ord)"
 	);
@@ -421,7 +423,7 @@ for my $i (0 .. $#names)
 		  SERVER $s OPTIONS (table_name 'docs_keys_$s')");
 }
 $plan = c('EXPLAIN VERBOSE SELECT count(*) FROM docs_keys');
-is(lines_like($plan, qr/Remote SQL: SELECT .*FROM public\.docs_keys_s[0-9]/),
+is(nd_lines($plan, qr/Remote SQL: SELECT .*FROM public\.docs_keys_s[0-9]/),
 	3, "band keys: each shard computes its rows' keys (a view there)");
 same_pairs(
 	"band-key join of the shards' keys",
@@ -441,7 +443,9 @@ $out = nd_sql(
 	          EXCEPT SELECT * FROM dedup_clusters($one_pairs)) x) || ' ' ||
 	       (SELECT count(DISTINCT cluster_id) FROM dedup_clusters($one_pairs))});
 note "clusters: $out (unmatched ids, differing, clusters)";
-like($out, qr/^0 0 [1-9][0-9]*$/,
+like(
+	$out,
+	qr/^0 0 [1-9][0-9]*$/,
 	"dedup_clusters from the sharded pairs = from the single node's");
 
 # Keep one per cluster across shards, in one coordinator transaction.
@@ -465,7 +469,7 @@ on('s3',
 );
 ($rc, $out) = nd_sql($coord, $keep);
 note $out;
-ok($rc != 0 && $out =~ /refused by s3/ && per_shard() eq $counts0,
+ok( $rc != 0 && $out =~ /refused by s3/ && per_shard() eq $counts0,
 	'dedup_keep_one failing on s3 in the middle: every shard unchanged');
 on('s3', 'DROP TRIGGER fail ON docs_s3');
 
@@ -477,15 +481,16 @@ on('s3', 'DROP TRIGGER fail ON docs_s3');
 on($_, "ALTER TABLE docs_$_ ADD COLUMN dup bool") for @names;
 c('ALTER TABLE docs ADD COLUMN dup bool');
 $out = nd_sql($coord, "$explain BEGIN; $keep; ROLLBACK;");
-my $ndel = lines_like($out,
+my $ndel = nd_lines($out,
 	qr/Remote SQL: DELETE FROM public\.docs_s[123] WHERE \(\(id = ANY \(/);
 # the direct-modify node under each partition's ModifyTable entry
-my $nfd = lines_like($out, qr/->  Foreign Delete on /);
+my $nfd = nd_lines($out, qr/->  Foreign Delete on /);
 note "keep-one delete: $ndel shipped DELETEs, $nfd Foreign Delete, "
-  . lines_like($out, qr/FOR UPDATE/)
+  . nd_lines($out, qr/FOR UPDATE/)
   . ' FOR UPDATE';
-ok($ndel == 3 && $nfd == 3 && $out !~ /FOR UPDATE/,
-	"dedup_keep_one's DELETE ships to every shard as one DELETE with id = ANY")
+ok( $ndel == 3 && $nfd == 3 && $out !~ /FOR UPDATE/,
+	"dedup_keep_one's DELETE ships to every shard as one DELETE with id = ANY"
+  )
   or diag join "\n",
   map { substr($_, 0, 160) } grep { /Foreign|Remote SQL|ERROR/ } split /\n/,
   $out;
@@ -496,14 +501,13 @@ $out = nd_sql(
 	SELECT count(*) FILTER (WHERE dup) || ' ' || count(*) FILTER (WHERE NOT dup)
 	       || ' ' || count(*) FROM docs;
 	ROLLBACK;});
-my $nupd = lines_like($out,
-	qr/Remote SQL: UPDATE public\.docs_s[123] SET dup = .* WHERE .*\(id = ANY \(/);
+my $nupd = nd_lines($out,
+	qr/Remote SQL: UPDATE public\.docs_s[123] SET dup = .* WHERE .*\(id = ANY \(/
+);
 my ($flags) = (grep { /^[0-9]+ [0-9]+ [0-9]+$/ } split /\n/, $out)[-1];
 $flags //= '';
 note "keep-one flag: $nupd shipped UPDATEs; flagged, kept, rows: $flags";
-ok( $nupd == 6
-	  && $out !~ /FOR UPDATE/
-	  && $flags =~ /^$nkeep [0-9]+ $rows$/,
+ok( $nupd == 6 && $out !~ /FOR UPDATE/ && $flags =~ /^$nkeep [0-9]+ $rows$/,
 	"dedup_keep_one's flag UPDATEs ship to every shard, and flag exactly the rows keep-one deletes"
   )
   or diag join "\n",
@@ -515,7 +519,7 @@ my $diff = c(
 	q{SELECT count(*) FROM (SELECT id FROM docs EXCEPT SELECT id FROM docs_one
 	UNION ALL SELECT id FROM docs_one EXCEPT SELECT id FROM docs) x});
 note "keep-one: $out rows deleted; left: " . per_shard();
-ok($out eq $nkeep && $diff == 0,
+ok( $out eq $nkeep && $diff == 0,
 	'dedup_keep_one across shards: the rows left = those left on the single node'
 );
 

@@ -64,25 +64,8 @@ $s2r->start;
 
 nd_coordinator($coord, map { $shard{$_} } @names, 's5');
 
-sub c { return $coord->safe_psql('postgres', $_[0]); }
+sub c  { return $coord->safe_psql('postgres', $_[0]); }
 sub on { return $shard{ $_[0] }->safe_psql('postgres', $_[1]); }
-
-# how many lines of TEXT match RE
-sub lines_like
-{
-	my ($text, $re) = @_;
-	return scalar grep { /$re/ } split /\n/, $text;
-}
-
-# the first line that SQL wrote to stderr (its error), verbose: with the
-# SQLSTATE
-sub c_error
-{
-	my ($sql) = @_;
-	my ($rc, $out, $err) =
-	  $coord->psql('postgres', "\\set VERBOSITY verbose\n$sql");
-	return (split /\n/, $err)[0] // '';
-}
 
 c(  qq{
 	CREATE TABLE fp_one (id bigint PRIMARY KEY, sh simhash64 NOT NULL);
@@ -97,18 +80,19 @@ my $placement = join ' ', split /\n/, c(
 	GROUP BY 1 ORDER BY 1");
 note "partitions per server: $placement";
 nd_sql_lib($coord, 'shard_blocks.sql');
-is($placement, 's1|8 s2|8 s3|8 s4|8',
+is( $placement,
+	's1|8 s2|8 s3|8 s4|8',
 	'32 partitions, 8 on each of the four servers');
 
-my $inserted = c("SELECT simhash_layout_insert('fp', 'SELECT id, sh FROM fp_one')");
+my $inserted =
+  c("SELECT simhash_layout_insert('fp', 'SELECT id, sh FROM fp_one')");
 my $want = c('SELECT count(*) FROM fp_one');
 
 # the row counts of copies 1 to 4 of layout LAYOUT, through the coordinator
 sub copy_counts
 {
 	my ($layout) = @_;
-	return c('SELECT '
-		  . join " || ' ' || ",
+	return c('SELECT ' . join " || ' ' || ",
 		map { "(SELECT count(*) FROM ${layout}_b$_)" } 1 .. 4);
 }
 my $copies = copy_counts('fp');
@@ -119,18 +103,22 @@ sub shard_rows
 	my @out;
 	for my $s (@_)
 	{
-		my @tables = split /\n/,
-		  on($s,
+		my @tables = split /\n/, on(
+			$s,
 			q{SELECT relname FROM pg_class
 			WHERE relname ~ '^fp_b[0-9]+_p[0-9]+$' AND relkind = 'r'});
-		push @out, "$s="
-		  . on($s,
-			'SELECT 0' . join '', map { " + (SELECT count(*) FROM $_)" } @tables);
+		push @out,
+		  "$s="
+		  . on(
+			$s,
+			'SELECT 0' . join '',
+			map { " + (SELECT count(*) FROM $_)" } @tables);
 	}
 	return "@out";
 }
 my $per_shard = shard_rows(@names);
-note "inserted $inserted, copies $copies, rows per shard (all copies) $per_shard";
+note
+  "inserted $inserted, copies $copies, rows per shard (all copies) $per_shard";
 ok( $inserted == $want
 	  && $copies eq "$want $want $want $want"
 	  && $per_shard !~ /=0\b/,
@@ -149,7 +137,8 @@ like(
 # --- shards touched ---
 my $q = c('SELECT nd_center(1)');
 my $plan =
-  c('EXPLAIN VERBOSE ' . c("SELECT simhash_layout_within_sql('fp', '$q', 3)"));
+  c('EXPLAIN VERBOSE '
+	  . c("SELECT simhash_layout_within_sql('fp', '$q', 3)"));
 note join "\n", grep { /Foreign Scan|Remote SQL/ } split /\n/, $plan;
 my %seen;
 my @parts = grep { !$seen{$_}++ }
@@ -158,12 +147,14 @@ my $servers = c(
 	"SELECT count(DISTINCT s.srvname) FROM pg_foreign_table f
 	  JOIN pg_foreign_server s ON s.oid = f.ftserver
 	WHERE f.ftrelid::regclass::text = ANY ('{" . join(',', @parts) . "}')");
-ok( lines_like($plan, qr/Async Foreign Scan/) == 4
+ok(      nd_lines($plan, qr/Async Foreign Scan/) == 4
 	  && @parts == 4
-	  && (grep {
-			/Remote SQL: .*WHERE .*public\.within\(sh, /
+	  && (
+		grep {
+				 /Remote SQL: .*WHERE .*public\.within\(sh, /
 			  && /simhash_block\(sh, [1-4], 4\) = [0-9]+/
-		} split /\n/, $plan) == 4
+		} split /\n/,
+		$plan) == 4
 	  && $servers <= 4,
 	"radius 3: the plan reads one partition of each of the 4 copies (@parts on $servers servers), the block and the radius shipped"
 );
@@ -179,7 +170,9 @@ for my $s (@names)
 		last;
 	}
 }
-like($splan, qr/Index Scan using ${part1}_sh_idx/,
+like(
+	$splan,
+	qr/Index Scan using ${part1}_sh_idx/,
 	'the shard answers with its hamming index');
 
 # until no connection of the coordinator is left on any shard (a backend
@@ -188,7 +181,8 @@ sub no_fdw_connections
 {
 	$shard{$_}->poll_query_until('postgres',
 		"SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'postgres_fdw'"
-	) or die "a connection of the coordinator on $_ stays"
+	  )
+	  or die "a connection of the coordinator on $_ stays"
 	  for @names;
 	return;
 }
@@ -205,7 +199,7 @@ sub touched
 		SELECT postgres_fdw_disconnect_all();");
 	no_fdw_connections();
 	return scalar grep {
-		on($_,
+		on( $_,
 			q{SELECT coalesce(sum(coalesce(seq_scan, 0) + coalesce(idx_scan, 0)), 0)
 			FROM pg_stat_user_tables WHERE relname ~ '^fp_b'}) > 0
 	} @names;
@@ -221,7 +215,7 @@ for my $rc ([ 1, $q ], [ 3, $q ], [ 3, $absent ], [ 3, '0000000000000000' ])
 }
 my $all = touched(5, $q);
 note "shards touched per query (radius:shards): @worst; radius 5: $all";
-ok($bad == 0 && $all == 4,
+ok( $bad == 0 && $all == 4,
 	"the shards' statistics: radius r touches at most r + 1 shards; radius 5 (past the blocks) all four"
 );
 
@@ -236,18 +230,19 @@ like(
 
 # Partitions under other names (renamed here): the search finds each by its
 # bounds and still names it, read together with the others, same answers.
-c('ALTER TABLE fp_b1_p5 RENAME TO fp_b1_p5x; ALTER TABLE fp_b3_p6 RENAME TO fp_b3_p6x'
+c(  'ALTER TABLE fp_b1_p5 RENAME TO fp_b1_p5x; ALTER TABLE fp_b3_p6 RENAME TO fp_b3_p6x'
 );
 $plan =
-  c('EXPLAIN VERBOSE ' . c("SELECT simhash_layout_within_sql('fp', '$q', 3)"));
+  c('EXPLAIN VERBOSE '
+	  . c("SELECT simhash_layout_within_sql('fp', '$q', 3)"));
 $out = c('SELECT nd_blocks_radius_check(3)');
-c('ALTER TABLE fp_b1_p5x RENAME TO fp_b1_p5; ALTER TABLE fp_b3_p6x RENAME TO fp_b3_p6'
+c(  'ALTER TABLE fp_b1_p5x RENAME TO fp_b1_p5; ALTER TABLE fp_b3_p6x RENAME TO fp_b3_p6'
 );
 note "two partitions renamed: $out";
 ok( $out =~ /mismatches=0 rows=[1-9]/
 	  && $plan =~ /Async Foreign Scan on public\.fp_b1_p5x/
 	  && $plan =~ /Async Foreign Scan on public\.fp_b3_p6x/
-	  && lines_like($plan, qr/Async Foreign Scan/) == 4,
+	  && nd_lines($plan, qr/Async Foreign Scan/) == 4,
 	'partitions renamed: the search finds them by their bounds (4 async scans), same answers'
 );
 
@@ -269,11 +264,12 @@ c('DELETE FROM fp_one WHERE id % 97 = 5');
 c(  "CREATE TABLE fp_new AS
 	  SELECT id + $rows AS id, nd_flip(sh, 2, (id % 64)::int) AS sh FROM fp_one WHERE id % 41 = 7;
 	INSERT INTO fp_one SELECT * FROM fp_new;");
-my $added = c("SELECT simhash_layout_insert('fp', 'SELECT id, sh FROM fp_new')");
+my $added =
+  c("SELECT simhash_layout_insert('fp', 'SELECT id, sh FROM fp_new')");
 $want = c('SELECT count(*) FROM fp_one');
 my $got = copy_counts('fp');
 note "deleted $deleted, inserted $added; copies $got, single node $want";
-ok($deleted > 0 && $added > 0 && $got eq "$want $want $want $want",
+ok( $deleted > 0 && $added > 0 && $got eq "$want $want $want $want",
 	'deletes and inserts through the coordinator reach every copy');
 my $checked = c(
 	q{SELECT string_agg(block || ':' || row_count || ':' || consistent, ' ' ORDER BY block)
@@ -292,18 +288,23 @@ note "simhash_layout_check: $checked; with a stray row in copy 2: $broken";
 note((grep { /Remote SQL/ } split /\n/, $plan)[0]);
 ok( $checked eq "1:$want:true 2:$want:true 3:$want:true 4:$want:true"
 	  && $broken eq '1:true 2:false 3:true 4:true'
-	  && lines_like($plan,
+	  && nd_lines(
+		$plan,
 		qr/Remote SQL: SELECT count\(\*\), sum\(hashint8\(id\)\) FROM public\.fp_b2_p/
 	  ) == 2,
 	'simhash_layout_check: every copy consistent, aggregated on the shards; a stray row makes its copy differ'
 );
 $out = c('SELECT nd_blocks_radius_check(3)');
 note $out;
-like($out, qr/mismatches=0 rows=[1-9]/,
+like(
+	$out,
+	qr/mismatches=0 rows=[1-9]/,
 	'after the writes: radius 0..3 equal to the single node');
 $out = c('SELECT nd_blocks_clusters_check()');
 note $out;
-like($out, qr/^missing=0 extra=0 rows=[1-9]/,
+like(
+	$out,
+	qr/^missing=0 extra=0 rows=[1-9]/,
 	'after the writes: clusters equal to the single node');
 
 # --- adding a shard: moving a partition ---
@@ -328,9 +329,11 @@ my $to = nd_server_of($coord, 'fp_b3_p0');
 my $other = $to eq 's1' ? 's2' : 's1';
 on($other, "INSERT INTO fp_b3_p0 VALUES (-1, '0000000000000000')");
 my $refused =
-  c_error("CALL simhash_layout_move_partition('fp', 3, 0, '$other')");
+  nd_error($coord,
+	"CALL simhash_layout_move_partition('fp', 3, 0, '$other')");
 on($other, 'DELETE FROM fp_b3_p0 WHERE id = -1');
-note "moving block 3's partition 0 from $to onto $other, whose table has a row: $refused";
+note
+  "moving block 3's partition 0 from $to onto $other, whose table has a row: $refused";
 ok( $refused =~
 	  /ERROR: +55000: table public\.fp_b3_p0 on server "$other" is not empty/
 	  && nd_server_of($coord, 'fp_b3_p0') eq $to,
@@ -346,7 +349,7 @@ ok( $out =~ /mismatches=0 rows=[1-9]/
 	'after the move: radius, KNN and clusters equal to the single node');
 
 # --- the constraint across shards ---
-c("SELECT count(*) FROM simhash_layout_create('fx', ARRAY['s1','s2','s3','s4'], 4, 4)"
+c(  "SELECT count(*) FROM simhash_layout_create('fx', ARRAY['s1','s2','s3','s4'], 4, 4)"
 );
 c(  q{SELECT simhash_layout_insert('fx',
 	'SELECT i, (''x'' || md5(''fx'' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 2000) i')}
@@ -376,7 +379,8 @@ END
 $$});
 my ($refusals) = $out =~ /(refused=[0-9]+)/;
 $refusals //= $out;
-my $pair = c_error(
+my $pair = nd_error(
+	$coord,
 	q{SELECT simhash_layout_insert('fx',
 	'SELECT 200001::bigint, ''0123456789abcdef''::simhash64 UNION ALL SELECT 200002, ''0123456789abcdee''')}
 );
@@ -408,11 +412,14 @@ $second->query_until(
 	SELECT simhash_layout_insert('fx', 'SELECT 400002::bigint, ''a5a5a5a5a5a5a5a4''::simhash64');
 });
 my $waits = 0;
-for (my $i = 0; !$waits && $i < 10 * $PostgreSQL::Test::Utils::timeout_default; $i++)
+for (
+	my $i = 0;
+	!$waits && $i < 10 * $PostgreSQL::Test::Utils::timeout_default;
+	$i++)
 {
 	usleep(100_000);
 	$waits = grep {
-		on($_,
+		on( $_,
 			q{SELECT count(*) FROM pg_stat_activity
 			WHERE application_name = 'postgres_fdw' AND wait_event_type = 'Lock'}) > 0
 	} @names;
@@ -430,19 +437,20 @@ note "concurrent near copies: the second waited on a shard: "
   . '; it got: '
   . (split /\n/, $second_err)[0]
   . "; rows kept: $kept";
-ok( $waits
-	  && $second_err =~ /exclusion constraint/
-	  && $kept eq '400001',
+ok( $waits && $second_err =~ /exclusion constraint/ && $kept eq '400001',
 	'two concurrent transactions inserting near copies: the second waits, and is refused once the first commits'
 );
 
 # --- failures ---
 $shard{s3}->stop('immediate');
-$out = nd_sql($coord,
+$out = nd_sql(
+	$coord,
 	q{SELECT count(*) FROM simhash_layout_nearest('fp',
 	  ('x' || md5('absent1'))::bit(64)::bigint::simhash64, 10)});
 note 's3 stopped: ' . (split /\n/, $out)[0];
-like($out, qr/ERROR: .*"s3"/,
+like(
+	$out,
+	qr/ERROR: .*"s3"/,
 	'a stopped shard: the query fails with an error that names its server');
 # a radius-0 query reads one partition of copy 1: one whose server is not s3
 my $code = c(
@@ -461,7 +469,7 @@ note "with s3 stopped, radius 0 around $code (a partition elsewhere): "
   . substr($got, 0, 60)
   . ' (single node: '
   . substr($want, 0, 60) . ')';
-ok($code ne '' && $want ne '' && $got eq $want,
+ok( $code ne '' && $want ne '' && $got eq $want,
 	'with a shard stopped, a query whose partitions are elsewhere still answers'
 );
 $shard{s3}->start;
@@ -480,7 +488,8 @@ ok( $out =~ /mismatches=0 rows=[1-9]/ && $knn =~ /mismatches=0/,
 	"s2's standby promoted and the server repointed: radius and KNN equal to the single node"
 );
 $added = c(
-	"SELECT simhash_layout_insert('fp', 'SELECT id + 1000000, sh FROM fp_new')");
+	"SELECT simhash_layout_insert('fp', 'SELECT id + 1000000, sh FROM fp_new')"
+);
 c('INSERT INTO fp_one SELECT id + 1000000, sh FROM fp_new');
 $want = c('SELECT count(*) FROM fp_one');
 $clu = c('SELECT nd_blocks_clusters_check()');

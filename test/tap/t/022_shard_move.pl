@@ -56,16 +56,6 @@ nd_coordinator($coord, map { $shard{$_} } qw(s1 s2 s3 s4));
 
 sub c { return $coord->safe_psql('postgres', $_[0]); }
 
-# the first line that SQL wrote to stderr (its error), verbose: with the
-# SQLSTATE
-sub c_error
-{
-	my ($sql) = @_;
-	my ($rc, $out, $err) =
-	  $coord->psql('postgres', "\\set VERBOSITY verbose\n$sql");
-	return (split /\n/, $err)[0] // '';
-}
-
 sub shard_count
 {
 	my ($s, $table) = @_;
@@ -86,7 +76,7 @@ my $want = c('SELECT count(*) FROM mv_one');
 # some copy not in mv_one> check=<simhash_layout_check's consistent, per
 # copy> radius=<radius 0..2 searches around 60 codes that differ from a
 # scan of mv_one>".
-c(q{
+c(  q{
 CREATE FUNCTION mv_state() RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     counts text[] := '{}';
@@ -120,7 +110,8 @@ CREATE FUNCTION mv_server(part text) RETURNS text LANGUAGE sql AS $$
     WHERE f.ftrelid = part::regclass
 $$;
 });
-my $good = "rows=$want $want $want $want lost=0 extra=0 check=true true true true radius=0";
+my $good =
+  "rows=$want $want $want $want lost=0 extra=0 check=true true true true radius=0";
 
 my $state = c('SELECT mv_state()');
 note "the layout on s1 and s2: $state";
@@ -133,7 +124,7 @@ ok($want > 0 && $state eq $good,
 for my $s (qw(s3 s4))
 {
 	$shard{$s}->safe_psql('postgres',
-		    "CREATE CONSTRAINT TRIGGER refuse AFTER INSERT ON mv_b1_p$_"
+			"CREATE CONSTRAINT TRIGGER refuse AFTER INSERT ON mv_b1_p$_"
 		  . ' DEFERRABLE INITIALLY DEFERRED'
 		  . ' FOR EACH ROW EXECUTE FUNCTION refuse_commit()')
 	  for 0 .. 3;
@@ -145,22 +136,25 @@ my @outcomes;
 for my $mv ([ 0, 's3' ], [ 1, 's3' ], [ 2, 's4' ], [ 3, 's4' ])
 {
 	my $err =
-	  c_error("SELECT simhash_layout_move('mv', 1, $mv->[0], '$mv->[1]')");
+	  nd_error($coord,
+		"SELECT simhash_layout_move('mv', 1, $mv->[0], '$mv->[1]')");
 	push @outcomes, $err =~ /ERROR: +([0-9A-Z]{5})/ ? $1 : 'none';
 }
 my $after = c($placement);
 $state = c('SELECT mv_state()');
 note "simhash_layout_move of copy 1's four partitions onto s3 and s4: "
   . "@outcomes; placement $before -> $after; $state";
-ok($state eq $good && $after eq $before,
+ok( $state eq $good && $after eq $before,
 	'simhash_layout_move with the target failing at commit: no row lost, '
 	  . "the coordinator's placement unchanged");
-is("@outcomes", '0A000 0A000 0A000 0A000',
+is( "@outcomes",
+	'0A000 0A000 0A000 0A000',
 	'simhash_layout_move refuses to move in one transaction (0A000)');
 
 # --- the procedure, the target refusing its commit ---
 my $old = c("SELECT mv_server('mv_b1_p0')");
-my $err = c_error("CALL simhash_layout_move_partition('mv', 1, 0, 's3')");
+my $err =
+  nd_error($coord, "CALL simhash_layout_move_partition('mv', 1, 0, 's3')");
 $state = c('SELECT mv_state()');
 note "CALL simhash_layout_move_partition('mv', 1, 0, 's3'), "
   . "s3 refusing at commit: $err; $state";
@@ -182,12 +176,13 @@ for my $s (qw(s3 s4))
 # --- the procedure, the old shard failing to empty its table ---
 my $moved_rows = shard_count($old, 'mv_b1_p0');
 $shard{$old}->safe_psql('postgres',
-	'CREATE TRIGGER refuse BEFORE TRUNCATE ON mv_b1_p0'
+		'CREATE TRIGGER refuse BEFORE TRUNCATE ON mv_b1_p0'
 	  . ' FOR EACH STATEMENT EXECUTE FUNCTION refuse_truncate()');
-$err = c_error("CALL simhash_layout_move_partition('mv', 1, 0, 's3')");
+$err =
+  nd_error($coord, "CALL simhash_layout_move_partition('mv', 1, 0, 's3')");
 $state = c('SELECT mv_state()');
 my $half =
-    c("SELECT mv_server('mv_b1_p0') || ' ' || mv_server('mv_b1_p0_moved_from')")
+  c("SELECT mv_server('mv_b1_p0') || ' ' || mv_server('mv_b1_p0_moved_from')")
   . ' '
   . shard_count('s3', 'mv_b1_p0') . ' '
   . shard_count($old, 'mv_b1_p0');
@@ -201,10 +196,11 @@ ok( $err =~ /truncate refused/
 
 # half-done: writes to copy 1 are refused (they would make the tables differ)
 my $code = c('SELECT sh FROM mv_b1_p0 ORDER BY id LIMIT 1');
-my $ins = c_error(
+my $ins = nd_error($coord,
 	"SELECT simhash_layout_insert('mv', 'SELECT 900001::bigint, ''$code''::simhash64')"
 );
-my $del = c_error("SELECT simhash_layout_delete('mv', ARRAY[1]::bigint[])");
+my $del =
+  nd_error($coord, "SELECT simhash_layout_delete('mv', ARRAY[1]::bigint[])");
 $state = c('SELECT mv_state()');
 note "half-done, an insert into the partition: $ins; a delete: $del; $state";
 ok( $ins =~ /does not allow inserts/
@@ -236,7 +232,8 @@ c(  qq{
 	INSERT INTO mv_one VALUES (900001, '$code');
 });
 $want++;
-$good = "rows=$want $want $want $want lost=0 extra=0 check=true true true true radius=0";
+$good =
+  "rows=$want $want $want $want lost=0 extra=0 check=true true true true radius=0";
 $state = c('SELECT mv_state()');
 my $again = c("CALL simhash_layout_move_partition('mv', 1, 0, 's3')");
 note "after the move, an insert into that partition: $state; "
@@ -275,13 +272,15 @@ ok( $moved == $moved_rows
 	  . 'the rows kept, the move finished');
 
 # a target holding other rows: refused, nothing changed
-$shard{s3}
-  ->safe_psql('postgres', "INSERT INTO mv_b3_p0 VALUES (-1, '0000000000000000')");
+$shard{s3}->safe_psql('postgres',
+	"INSERT INTO mv_b3_p0 VALUES (-1, '0000000000000000')");
 $old = c("SELECT mv_server('mv_b3_p0')");
-$err = c_error("CALL simhash_layout_move_partition('mv', 3, 0, 's3')");
+$err =
+  nd_error($coord, "CALL simhash_layout_move_partition('mv', 3, 0, 's3')");
 $shard{s3}->safe_psql('postgres', 'DELETE FROM mv_b3_p0 WHERE id = -1');
 $state = c('SELECT mv_state()');
-note "block 3's partition 0 onto s3, whose table has another row: $err; $state";
+note
+  "block 3's partition 0 onto s3, whose table has another row: $err; $state";
 ok( $err =~
 	  /ERROR: +55000: table public\.mv_b3_p0 on server "s3" is not empty/
 	  && c("SELECT mv_server('mv_b3_p0')") eq $old
