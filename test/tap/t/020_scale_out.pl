@@ -13,8 +13,9 @@
 #     within(sh, q, r)): the predicate is in every shard's Remote SQL, the
 #     shards are scanned by Async Foreign Scans, each shard runs it as an
 #     index scan (EXPLAIN of the Remote SQL on the shard, and the plans
-#     auto_explain logged on the shards), and the ids equal the single-node
-#     answer for every query code and radius 0..4, custom and generic plans;
+#     auto_explain logged on the shards, planned there without sequential
+#     scans), and the ids equal the single-node answer for every query code
+#     and radius 0..4, custom and generic plans;
 #   - KNN: the global 10 nearest equal the single-node ones (ids with an id
 #     tiebreak, distances without), through the partitioned table (Merge
 #     Append over ordered foreign scans) and one query per shard (LIMIT
@@ -162,12 +163,11 @@ for my $s (@names)
 }
 
 # --- radius search: results ---
-# The shards plan without sequential scans here, so that each radius
-# query that can run on the index does: around the all-zero and all-one
-# codes a few percent of the rows are within the radius, for which a Seq
-# Scan would otherwise be the cheaper plan.
-# seqscan(on|off): that setting on every shard, for the sessions that start
-# after it
+# seqscan(on|off): enable_seqscan on every shard, for the sessions that
+# start after it.  The radius checks run with it off, so that each radius
+# query the index can answer runs on it: around the all-zero and all-one
+# codes a few percent of the rows are within the radius, and a Seq Scan
+# would be the cheaper plan there.
 sub seqscan
 {
 	my ($value) = @_;
