@@ -3,7 +3,7 @@
 -- block layout"): simhash_block, the partition key; simhash_shard_clusters,
 -- one shard's share of the nightly clusters; simhash_shard_create; the
 -- argument checks of the coordinator's functions.  The layout over
--- postgres_fdw shards is test/e2e/shard_blocks.sh.
+-- postgres_fdw shards is test/tap/t/021_shard_blocks.pl.
 --
 SET client_min_messages = warning;
 

@@ -41,7 +41,7 @@ RESULTS=$BUILD/results
 
 # The slowest jobs, started first so that the lanes end together.
 SLOW_FIRST=(regress e2e:index_maintenance unit tap:010_index_crash e2e:index_small_buffers e2e:package
-	e2e:index_concurrency tap:030_pg_upgrade e2e:large_text)
+	e2e:index_concurrency tap:020_scale_out tap:030_pg_upgrade e2e:large_text)
 # Jobs that mostly wait, the slowest first: their CPU seconds (in the
 # runner's report) are a third to a half of their seconds or less on a
 # machine they share with the two busy lanes.  pg_cron.sh waits for the
@@ -51,7 +51,7 @@ SLOW_FIRST=(regress e2e:index_maintenance unit tap:010_index_crash e2e:index_sma
 # 85; 011_index_standby 127, 52; pg_cron 101, 26; upgrade_index 97, 53;
 # index_lsm 59, 22; 012_constraint 46, 14.  (010_index_crash, 208 s and
 # 75 CPU seconds, starts early among the busy jobs.)
-WAITING=(tap:013_logical_replication tap:011_index_standby e2e:pg_cron e2e:upgrade_index e2e:shard_blocks e2e:index_lsm tap:012_constraint)
+WAITING=(tap:013_logical_replication tap:011_index_standby e2e:pg_cron e2e:upgrade_index tap:021_shard_blocks tap:022_shard_move e2e:index_lsm tap:012_constraint)
 # Jobs that must run alone, after the others (none: package.sh installs
 # into the system's directories, but the other jobs' servers load the
 # staged build, which extension_destdir puts first, and it checks that).

@@ -1,6 +1,6 @@
 -- doc/scale-out.md: the coordinator's docs, hash-partitioned by id, with
 -- local partitions standing in for the shards' foreign tables (the
--- multi-node setup itself is test/e2e/scale_out.sh's), each with its
+-- multi-node setup itself is test/tap/t/020_scale_out.pl's), each with its
 -- index; near-copies 1, 2, 3 land on different partitions.
 CREATE TABLE docs (id bigint NOT NULL, sh simhash64) PARTITION BY HASH (id);
 CREATE TABLE docs_s1 PARTITION OF docs FOR VALUES WITH (MODULUS 3, REMAINDER 0);

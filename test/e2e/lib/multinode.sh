@@ -1,6 +1,6 @@
 # Several PostgreSQL 15 clusters on this machine: a coordinator and shards
-# for the sharding test (test/e2e/scale_out.sh) and benchmark
-# (test/bench/run_scale_out.sh).  Source it from a script running as root,
+# for the sharding benchmarks (test/bench/run_scale_out.sh and
+# test/bench/run_scale_out_blocks.sh).  Source it from a script running as root,
 # with ND_STAGE set (test/lib/pgenv.sh: nd_stage).
 #
 # Each node is a cluster made by initdb and run by pg_ctl as the

@@ -1,5 +1,5 @@
 --
--- Checks of the sharding test (test/e2e/scale_out.sh), run on the
+-- Checks of the sharding test (test/tap/t/020_scale_out.pl), run on the
 -- coordinator: `docs` is hash-partitioned by id over foreign partitions (one
 -- per shard), `docs_one` is a local table holding the same rows (the
 -- single-node reference).  Needs index_check.sql (nd_query_codes()).

@@ -1,5 +1,5 @@
 --
--- Checks of the block-sharded layout test (test/e2e/shard_blocks.sh), run
+-- Checks of the block-sharded layout test (test/tap/t/021_shard_blocks.pl), run
 -- on the coordinator: `fp` is a layout made by simhash_layout_create,
 -- `fp_one` a local table holding the same rows (the single-node
 -- reference).  Needs index_check.sql (nd_query_codes()).
