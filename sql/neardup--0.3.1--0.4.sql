@@ -288,3 +288,136 @@ END
 $$;
 
 -- ===== end section: nightly jobs that cost what changed =====
+
+-- ===== section: layout errors with a short context =====
+
+/*
+ * A layout search that fails on a shard (down, refusing, timing out) kept
+ * the whole generated query in the error's CONTEXT: 1.5 to 3 kB, one
+ * subquery per partition, burying the message.  The searches now catch
+ * an error of a shard (postgres_fdw's: a remote command in its context, or
+ * a server in its message) and raise it again with the same SQLSTATE,
+ * message and hint, and a DETAIL that names the layout, the server and the
+ * partition when the error says which; the CONTEXT is then a few lines.
+ * Other errors are raised as they were.  The searches'
+ * bodies are 0.3.1's, renamed; the names users call wrap them.
+ */
+CREATE FUNCTION @extschema@.simhash_layout_error(layout pg_catalog.regclass, state pg_catalog.text,
+                                                 message pg_catalog.text, detail pg_catalog.text,
+                                                 hint pg_catalog.text, context pg_catalog.text)
+RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    server text := substring(message FROM 'server "([^"]+)"');
+    remote text := substring(context FROM 'remote SQL command: .*? FROM ([A-Za-z0-9_."]+)');
+    part text;
+    part_server text;
+    place text;
+BEGIN
+    IF detail LIKE '%Layout %: %' THEN
+        -- raised again already, by a search that this search called
+        place := NULL;
+    ELSE
+        -- the partition: the foreign table of the layout whose remote name
+        -- the remote command names (a connection error names the server only)
+        SELECT c.oid::regclass::text, s.srvname INTO part, part_server
+          FROM pg_foreign_table f
+          JOIN pg_class c ON c.oid = f.ftrelid
+          JOIN pg_foreign_server s ON s.oid = f.ftserver
+         WHERE c.relname LIKE replace(replace((SELECT relname FROM pg_class WHERE oid = layout), '_', '\_'), '%', '\%') || '\_b%'
+           AND c.relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = layout)
+           AND replace(remote, '"', '') IN (
+                    coalesce((SELECT option_value FROM pg_options_to_table(f.ftoptions) WHERE option_name = 'schema_name'),
+                             (SELECT nspname FROM pg_namespace WHERE oid = c.relnamespace))
+                    || '.' ||
+                    coalesce((SELECT option_value FROM pg_options_to_table(f.ftoptions) WHERE option_name = 'table_name'),
+                             c.relname),
+                    coalesce((SELECT option_value FROM pg_options_to_table(f.ftoptions) WHERE option_name = 'table_name'),
+                             c.relname))
+         ORDER BY c.relname
+         LIMIT 1;
+        server := coalesce(part_server, server);
+        place := format('Layout %s: %s.', layout,
+                    concat_ws(', ', CASE WHEN server IS NOT NULL THEN format('server %s', server) END,
+                                    CASE WHEN part IS NOT NULL THEN format('partition %s', part) END,
+                                    CASE WHEN server IS NULL AND part IS NULL THEN 'on the coordinator or a shard' END));
+    END IF;
+    detail := concat_ws(E'\n', nullif(detail, ''), place);
+    IF coalesce(hint, '') = '' THEN
+        RAISE EXCEPTION USING ERRCODE = state, MESSAGE = message, DETAIL = detail;
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = state, MESSAGE = message, DETAIL = detail, HINT = hint;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_error(pg_catalog.regclass, pg_catalog.text, pg_catalog.text, pg_catalog.text, pg_catalog.text, pg_catalog.text)
+    IS 'raises again an error of a layout search with its SQLSTATE, message and hint, a DETAIL naming the layout, server and partition, and a short context';
+
+ALTER FUNCTION @extschema@.simhash_layout_within(pg_catalog.regclass, @extschema@.simhash64, pg_catalog.int4)
+    RENAME TO simhash_layout_within_rows;
+COMMENT ON FUNCTION @extschema@.simhash_layout_within_rows(pg_catalog.regclass, @extschema@.simhash64, pg_catalog.int4)
+    IS 'the search simhash_layout_within runs, without its error handling';
+ALTER FUNCTION @extschema@.simhash_layout_nearest(pg_catalog.regclass, @extschema@.simhash64, pg_catalog.int4)
+    RENAME TO simhash_layout_nearest_rows;
+COMMENT ON FUNCTION @extschema@.simhash_layout_nearest_rows(pg_catalog.regclass, @extschema@.simhash64, pg_catalog.int4)
+    IS 'the search simhash_layout_nearest runs, without its error handling';
+
+CREATE FUNCTION @extschema@.simhash_layout_within(layout pg_catalog.regclass,
+                                                  fingerprint @extschema@.simhash64,
+                                                  max_distance pg_catalog.int4)
+RETURNS TABLE(id pg_catalog.int8, sh @extschema@.simhash64, distance pg_catalog.int4)
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    st pg_catalog.text;
+    msg pg_catalog.text;
+    det pg_catalog.text;
+    hnt pg_catalog.text;
+    ctx pg_catalog.text;
+BEGIN
+    RETURN QUERY SELECT * FROM @extschema@.simhash_layout_within_rows(layout, fingerprint, max_distance);
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL,
+                            hnt = PG_EXCEPTION_HINT, ctx = PG_EXCEPTION_CONTEXT;
+    -- errors of the search's own (arguments, privileges) as they were
+    IF ctx NOT LIKE '%remote SQL command:%' AND msg NOT LIKE '%server "%' THEN
+        RAISE;
+    END IF;
+    PERFORM @extschema@.simhash_layout_error(layout, st, msg, det, hnt, ctx);
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_within(pg_catalog.regclass, @extschema@.simhash64, pg_catalog.int4)
+    IS 'rows of a block-sharded layout within max_distance bits of a fingerprint, each once: below the layout''s blocks, one partition in each of max_distance + 1 copies';
+
+CREATE FUNCTION @extschema@.simhash_layout_nearest(layout pg_catalog.regclass,
+                                                   fingerprint @extschema@.simhash64,
+                                                   n pg_catalog.int4)
+RETURNS TABLE(id pg_catalog.int8, sh @extschema@.simhash64, distance pg_catalog.int4)
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    st pg_catalog.text;
+    msg pg_catalog.text;
+    det pg_catalog.text;
+    hnt pg_catalog.text;
+    ctx pg_catalog.text;
+BEGIN
+    RETURN QUERY SELECT * FROM @extschema@.simhash_layout_nearest_rows(layout, fingerprint, n);
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL,
+                            hnt = PG_EXCEPTION_HINT, ctx = PG_EXCEPTION_CONTEXT;
+    -- errors of the search's own (arguments, privileges) as they were
+    IF ctx NOT LIKE '%remote SQL command:%' AND msg NOT LIKE '%server "%' THEN
+        RAISE;
+    END IF;
+    PERFORM @extschema@.simhash_layout_error(layout, st, msg, det, hnt, ctx);
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_nearest(pg_catalog.regclass, @extschema@.simhash64, pg_catalog.int4)
+    IS 'the n nearest rows of a block-sharded layout to a fingerprint, exactly (ties by id): a radius search when blocks - 1 bits hold n rows, else two rounds over every partition of one copy';
+
+-- ===== end section: layout errors with a short context =====

@@ -27,7 +27,8 @@
 #     simhash_shard_create(..., exclude_within => 3)) holds for the whole
 #     layout: near copies in any block are refused through the coordinator,
 #     in one statement and between two concurrent transactions;
-#   - a stopped shard: an error that names it, while a query whose
+#   - a stopped shard: an error that names it (the layout and the server in
+#     its DETAIL, a context of a few lines), while a query whose
 #     partitions are elsewhere still answers; its promoted standby, the
 #     server repointed: the answers equal the single node's again.
 use strict;
@@ -452,6 +453,20 @@ like(
 	$out,
 	qr/ERROR: .*"s3"/,
 	'a stopped shard: the query fails with an error that names its server');
+# the error as psql shows it by default: the message, a DETAIL naming the
+# layout and the server, and a context of a few lines, not the generated
+# query (one subquery per partition)
+my ($rc_within, $within_err) = nd_sql($coord,
+	q{SELECT count(*) FROM simhash_layout_within('fp',
+	  ('x' || md5('absent1'))::bit(64)::bigint::simhash64, 3)});
+note "the error of a search with s3 stopped:\n$within_err";
+ok( $within_err =~ /ERROR: .*"s3"/
+	  && $within_err =~ /DETAIL: .*Layout (public\.)?fp: server s3\./s
+	  && $within_err !~ /UNION ALL/
+	  && length($within_err) < 1000,
+	'a stopped shard: the error names the layout and the server, with a short context ('
+	  . length($within_err)
+	  . ' bytes)');
 # a radius-0 query reads one partition of copy 1: one whose server is not s3
 my $code = c(
 	q{SELECT q FROM (SELECT sh AS q FROM fp_one ORDER BY id LIMIT 200) c
