@@ -22,6 +22,8 @@ INSERT INTO rl_calls VALUES
      $$SELECT simhash_layout_within_sql('rl', '0000000000000000', %s)$$),
     ('simhash_layout_within(regclass,simhash64,integer)', 64,
      $$SELECT count(*) FROM simhash_layout_within('rl', '0000000000000000', %s)$$),
+    ('simhash_layout_within_rows(regclass,simhash64,integer)', 64,
+     $$SELECT count(*) FROM simhash_layout_within_rows('rl', '0000000000000000', %s)$$),
     ('simhash_pairs(regclass,name,name,integer,integer)', 15, $$SELECT count(*) FROM simhash_pairs('rl', 'id', 'sh', %s)$$),
     ('simhash_pairs(text,integer,integer)', 15, $$SELECT count(*) FROM simhash_pairs('SELECT id, sh FROM rl', %s)$$),
     ('simhash_pairs(text,text,text,integer,integer)', 15,

@@ -322,7 +322,7 @@ BEGIN
     ELSE
         -- the partition: the foreign table of the layout whose remote name
         -- the remote command names (a connection error names the server only)
-        SELECT c.oid::regclass::text, s.srvname INTO part, part_server
+        SELECT c.oid::regclass::text, s.srvname::text INTO part, part_server
           FROM pg_foreign_table f
           JOIN pg_class c ON c.oid = f.ftrelid
           JOIN pg_foreign_server s ON s.oid = f.ftserver

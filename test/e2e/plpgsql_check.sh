@@ -56,6 +56,9 @@ INSERT INTO justified VALUES
   ('simhash_layout_within', 'warning extra', 'OUT variable "id" is maybe unmodified', 'RETURN QUERY'),
   ('simhash_layout_within', 'warning extra', 'OUT variable "sh" is maybe unmodified', 'RETURN QUERY'),
   ('simhash_layout_within', 'warning extra', 'OUT variable "distance" is maybe unmodified', 'RETURN QUERY'),
+  ('simhash_layout_within_rows', 'warning extra', 'OUT variable "id" is maybe unmodified', 'RETURN QUERY'),
+  ('simhash_layout_within_rows', 'warning extra', 'OUT variable "sh" is maybe unmodified', 'RETURN QUERY'),
+  ('simhash_layout_within_rows', 'warning extra', 'OUT variable "distance" is maybe unmodified', 'RETURN QUERY'),
   -- 0.1's bodies (released, not replaced by 0.2): a name assigned to
   -- text / an int4 to an int8, once per call.
   ('dedup_check_column', 'performance', 'target type is different type than source type', 'one implicit cast per call'),
