@@ -164,7 +164,7 @@ DROP FUNCTION bl_old_shard_clusters(text, int4, int4);
 -- index, and a cluster view that reports the part number and each
 -- cluster's ids, in order (the first is its cluster_id).
 SELECT simhash_shard_create('bl', 2, 3);
-SELECT c.relname, c.relkind, (SELECT string_agg(am.amname, ',') FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+SELECT c.relname, c.relkind, (SELECT string_agg(am.amname, ',' ORDER BY am.amname) FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
                                 JOIN pg_am am ON am.oid = ic.relam WHERE i.indrelid = c.oid) AS indexes
 FROM pg_class c WHERE c.relname ~ '^bl_b[0-9]_p[0-9]' ORDER BY c.relname;
 INSERT INTO bl_b1_p0 SELECT id, sh FROM bl_docs WHERE id > 2000;
