@@ -91,6 +91,15 @@ SET work_mem = '1MB';
 SET enable_seqscan = off;
 SELECT count(*) FROM ham_parts WHERE sh <~> hashint8extended(777, 11)::simhash64 <= 3;
 SELECT count(*) FROM ham_parts WHERE sh <~> hashint8extended(778, 11)::simhash64 <= 3;
+-- A backend caches a list only once its searches have read it about 128
+-- times over (HAM_LIST_CACHE_AFTER): two searches cached none.
+SELECT count(*) AS lists_cached FROM pg_backend_memory_contexts WHERE name = 'hamming list cache';
+DO $$
+BEGIN
+	FOR i IN 1..130 LOOP
+		PERFORM count(*) FROM ham_parts WHERE sh <~> hashint8extended(i, 11)::simhash64 <= 3;
+	END LOOP;
+END $$;
 SELECT count(*) BETWEEN 1 AND 39 AS some_cached,
        sum(total_bytes) <= 1024 * 1024 AS within_work_mem
 FROM pg_backend_memory_contexts WHERE name = 'hamming list cache';

@@ -139,6 +139,41 @@ nd_sorted_range(const uint64_t *keys, size_t n, uint64_t lo, uint64_t hi,
 	*end = a;
 }
 
+void
+nd_paged_range(const uint64_t *pagefirst, size_t npages, size_t cap, size_t n,
+			   nd_page_keys_fn page_keys, void *arg,
+			   uint64_t lo, uint64_t hi, size_t *begin, size_t *end)
+{
+	size_t		pbelow,
+				pupto,
+				b,
+				e;
+
+	/* pages starting below lo, and at or below hi */
+	nd_sorted_range(pagefirst, npages, lo, hi, &pbelow, &pupto);
+	*begin = 0;
+	*end = 0;
+	/* every page before pbelow - 1 lies below lo, every one after above */
+	if (pbelow > 0)
+	{
+		size_t		from = (pbelow - 1) * cap;
+
+		nd_sorted_range(page_keys(pbelow - 1, arg), n - from < cap ? n - from : cap,
+						lo, hi, &b, &e);
+		*begin = from + b;
+	}
+	if (pupto > 0)
+	{
+		size_t		from = (pupto - 1) * cap;
+
+		nd_sorted_range(page_keys(pupto - 1, arg), n - from < cap ? n - from : cap,
+						lo, hi, &b, &e);
+		*end = from + e;
+	}
+	if (*end < *begin)
+		*end = *begin;
+}
+
 /*
  * The kernel.  On x86-64 the build targets the baseline ISA, which has no
  * popcount instruction, so copies are compiled for CPUs with popcnt and

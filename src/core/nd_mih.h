@@ -83,6 +83,18 @@ extern void nd_sorted_range(const uint64_t *keys, size_t n, uint64_t lo, uint64_
 							size_t *begin, size_t *end);
 
 /*
+ * nd_sorted_range() over n keys kept in pages of `cap` keys each (every page
+ * but the last full), reading only the pages it needs: the first key of
+ * every page is at hand (pagefirst[], npages of them) and page_keys(page,
+ * arg) returns a page's keys.  It reads at most two pages, the one where
+ * keys below lo end and the one where keys up to hi end.
+ */
+typedef const uint64_t *(*nd_page_keys_fn) (size_t page, void *arg);
+extern void nd_paged_range(const uint64_t *pagefirst, size_t npages, size_t cap, size_t n,
+						   nd_page_keys_fn page_keys, void *arg,
+						   uint64_t lo, uint64_t hi, size_t *begin, size_t *end);
+
+/*
  * The codes within maxd bits of q: their positions in idx[] and distances in
  * dist[], in order; returns how many.  Both arrays need room for n (slots
  * past the count returned may be written).  Most codes of a scan are

@@ -583,84 +583,132 @@ ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch, HamRunDir *di
 		dir->first[t] = NULL;
 		dir->blkno[t] = NULL;
 		dir->recent[t] = NULL;
+		dir->complete[t] = false;
+		dir->ndirp[t] = 0;
+		dir->dfirst[t] = NULL;
+		dir->dblkno[t] = NULL;
+		dir->dloaded[t] = NULL;
 	}
+	dir->ctx = CurrentMemoryContext;
 }
 
-/* Append a directory page's entries to a table's directory being loaded. */
+/*
+ * List a table's directory pages, and make room for its directory: the
+ * header lists the directory pages, or (two levels) index pages that list
+ * them.  Every directory page but the last holds HAM_DIR_CAPACITY entries,
+ * and every index page but the last as many directory pages, as the run
+ * writer fills them; so directory page j holds data pages from
+ * j * HAM_DIR_CAPACITY on.
+ */
 static void
-load_dir_page(Relation index, HamRunDir *dir, int table, BlockNumber dirblk,
-			  uint64 *first, BlockNumber *blkno, Buffer *recent, uint32 *n)
-{
-	Buffer		buf = ham_read_page(index, dirblk, HAM_KIND_RUN_DIR, dir->epoch, table);
-	Page		page = BufferGetPage(buf);
-	HamPageOpaque opaque = HamPageGetOpaque(page);
-	HamDirEntry *entries = HamPageDir(page);
-
-	if (*n + opaque->nentries > dir->header->tables[table].ndata)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has a damaged directory page %u",
-						RelationGetRelationName(index), BufferGetBlockNumber(buf))));
-	for (int i = 0; i < opaque->nentries; i++)
-	{
-		first[*n] = entries[i].first;
-		blkno[*n] = entries[i].blkno;
-		recent[*n] = InvalidBuffer;
-		(*n)++;
-	}
-	UnlockReleaseBuffer(buf);
-}
-
-void
-ham_run_dir_load_table(Relation index, HamRunDir *dir, int table)
+list_dir_pages(Relation index, HamRunDir *dir, int table)
 {
 	HamRunTable *rt = &dir->header->tables[table];
+	uint32		ndirp = (rt->ndata + HAM_DIR_CAPACITY - 1) / HAM_DIR_CAPACITY;
 	uint32		n = 0;
-	uint64	   *first;
-	BlockNumber *blkno;
-	Buffer	   *recent;
+	uint64	   *dfirst;
+	BlockNumber *dblkno;
+	MemoryContext old;
 
-	if (dir->first[table] != NULL)
+	if (dir->dfirst[table] != NULL)
 		return;
 	if (rt->dir_offset + rt->ndir > dir->header->ndirs)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" has a damaged run header",
 						RelationGetRelationName(index))));
-	/* filled first, published last: a cached directory outlives errors */
-	first = palloc(sizeof(uint64) * (rt->ndata + 1));
-	blkno = palloc(sizeof(BlockNumber) * (rt->ndata + 1));
-	recent = palloc(sizeof(Buffer) * (rt->ndata + 1));
+	old = MemoryContextSwitchTo(dir->ctx);
+	dfirst = palloc(sizeof(uint64) * (ndirp + 1));
+	dblkno = palloc(sizeof(BlockNumber) * (ndirp + 1));
 	for (uint32 d = 0; d < rt->ndir; d++)
 	{
-		BlockNumber listed = dir->header->dirs[rt->dir_offset + d].blkno;
+		HamDirEntry *listed = &dir->header->dirs[rt->dir_offset + d];
 
 		if (dir->header->dir_levels == HAM_RUN_DIRS_INDEXED)
 		{
-			Buffer		ibuf = ham_read_page(index, listed, HAM_KIND_RUN_DIR_INDEX,
+			Buffer		ibuf = ham_read_page(index, listed->blkno, HAM_KIND_RUN_DIR_INDEX,
 											 dir->epoch, table);
 			Page		ipage = BufferGetPage(ibuf);
 			int			ndirs = HamPageGetOpaque(ipage)->nentries;
-			BlockNumber dirblk[HAM_DIR_CAPACITY];
 
-			for (int i = 0; i < ndirs; i++)
-				dirblk[i] = HamPageDir(ipage)[i].blkno;
+			for (int i = 0; i < ndirs && n < ndirp; i++, n++)
+			{
+				dfirst[n] = HamPageDir(ipage)[i].first;
+				dblkno[n] = HamPageDir(ipage)[i].blkno;
+			}
+			if (ndirs != (int) Min((uint32) HAM_DIR_CAPACITY, ndirp - d * HAM_DIR_CAPACITY))
+				n = ndirp + 1;	/* damaged, reported below */
 			UnlockReleaseBuffer(ibuf);
-			for (int i = 0; i < ndirs; i++)
-				load_dir_page(index, dir, table, dirblk[i], first, blkno, recent, &n);
+		}
+		else if (n < ndirp)
+		{
+			dfirst[n] = listed->first;
+			dblkno[n] = listed->blkno;
+			n++;
 		}
 		else
-			load_dir_page(index, dir, table, listed, first, blkno, recent, &n);
-		CHECK_FOR_INTERRUPTS();
+			n = ndirp + 1;
 	}
-	if (n != rt->ndata)
+	if (n != ndirp)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has %u directory entries for %u data pages of table %d",
-						RelationGetRelationName(index), n, rt->ndata, table)));
-	dir->blkno[table] = blkno;
-	dir->recent[table] = recent;
-	dir->first[table] = first;
+				 errmsg("index \"%s\" lists a wrong number of directory pages for the %u data pages of table %d",
+						RelationGetRelationName(index), rt->ndata, table)));
+	dir->first[table] = palloc(sizeof(uint64) * (rt->ndata + 1));
+	dir->blkno[table] = palloc(sizeof(BlockNumber) * (rt->ndata + 1));
+	dir->recent[table] = palloc(sizeof(Buffer) * (rt->ndata + 1));
+	dir->dloaded[table] = palloc0(sizeof(bool) * (ndirp + 1));
+	dir->dblkno[table] = dblkno;
+	dir->ndirp[table] = ndirp;
+	/* published last: a cached directory outlives errors */
+	dir->dfirst[table] = dfirst;
+	MemoryContextSwitchTo(old);
+}
+
+/* Copy directory page j of a table into its directory, once. */
+static void
+load_dir_page(Relation index, HamRunDir *dir, int table, uint32 j)
+{
+	uint32		from = j * HAM_DIR_CAPACITY;
+	uint32		count = Min((uint32) HAM_DIR_CAPACITY, dir->ndata[table] - from);
+	Buffer		buf;
+	Page		page;
+	HamDirEntry *entries;
+
+	list_dir_pages(index, dir, table);
+	if (dir->dloaded[table][j])
+		return;
+	buf = ham_read_page(index, dir->dblkno[table][j], HAM_KIND_RUN_DIR, dir->epoch, table);
+	page = BufferGetPage(buf);
+	entries = HamPageDir(page);
+	if (HamPageGetOpaque(page)->nentries != count || entries[0].first != dir->dfirst[table][j])
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has a damaged directory page %u",
+						RelationGetRelationName(index), BufferGetBlockNumber(buf))));
+	for (uint32 i = 0; i < count; i++)
+	{
+		dir->first[table][from + i] = entries[i].first;
+		dir->blkno[table][from + i] = entries[i].blkno;
+		dir->recent[table][from + i] = InvalidBuffer;
+	}
+	UnlockReleaseBuffer(buf);
+	dir->dloaded[table][j] = true;
+}
+
+/* Load a table's whole directory (a flat pass, a merge, the check). */
+void
+ham_run_dir_load_table(Relation index, HamRunDir *dir, int table)
+{
+	if (dir->complete[table])
+		return;
+	list_dir_pages(index, dir, table);
+	for (uint32 j = 0; j < dir->ndirp[table]; j++)
+	{
+		load_dir_page(index, dir, table, j);
+		CHECK_FOR_INTERRUPTS();
+	}
+	dir->complete[table] = true;
 }
 
 /*
@@ -674,9 +722,14 @@ ham_run_dir_load_table(Relation index, HamRunDir *dir, int table)
 Buffer
 ham_read_run_page(Relation index, HamRunDir *dir, int table, uint32 page)
 {
-	BlockNumber blkno = dir->blkno[table][page];
-	Buffer		buf = dir->recent[table][page];
+	BlockNumber blkno;
+	Buffer		buf;
 
+	/* a range may span directory pages its ends did not read */
+	if (!dir->complete[table])
+		load_dir_page(index, dir, table, page / HAM_DIR_CAPACITY);
+	blkno = dir->blkno[table][page];
+	buf = dir->recent[table][page];
 	if (BufferIsValid(buf) &&
 		ReadRecentBuffer(nd_rel_locator(index), MAIN_FORKNUM, blkno, buf))
 	{
@@ -693,23 +746,44 @@ ham_read_run_page(Relation index, HamRunDir *dir, int table, uint32 page)
 	return buf;
 }
 
+/* A directory page's entries, for nd_paged_range() */
+typedef struct HamDirPages
+{
+	Relation	index;
+	HamRunDir  *dir;
+	int			table;
+} HamDirPages;
+
+static const uint64 *
+dir_page_keys(size_t j, void *arg)
+{
+	HamDirPages *d = (HamDirPages *) arg;
+
+	load_dir_page(d->index, d->dir, d->table, (uint32) j);
+	return d->dir->first[d->table] + j * HAM_DIR_CAPACITY;
+}
+
 /*
  * The data pages [*pbegin, *pend) of a table that can hold keys whose
  * leading 32 bits are in [lo, hi]: from the last page starting below lo
  * (its tail may reach lo) to the last page starting at or below hi.
  * Directory entries only ever understate a page's first key (VACUUM removes
  * entries and leaves the directory alone), which widens the range, never
- * narrows it.
+ * narrows it.  Only the directory pages that hold the range are read: a
+ * new session's first short search reads a page or two of each table's
+ * directory, not all of it.
  */
 void
-ham_run_table_pages(HamRunDir *dir, int table, uint32 lo, uint32 hi,
+ham_run_table_pages(Relation index, HamRunDir *dir, int table, uint32 lo, uint32 hi,
 					uint32 *pbegin, uint32 *pend)
 {
+	HamDirPages pages = {index, dir, table};
 	size_t		below,
 				upto;
 
-	/* pages starting below lo, and at or below hi */
-	nd_sorted_range(dir->first[table], dir->ndata[table], lo, hi, &below, &upto);
+	list_dir_pages(index, dir, table);
+	nd_paged_range(dir->dfirst[table], dir->ndirp[table], HAM_DIR_CAPACITY, dir->ndata[table],
+				   dir_page_keys, &pages, lo, hi, &below, &upto);
 	*pbegin = below > 0 ? (uint32) below - 1 : 0;
 	*pend = (uint32) upto;
 }

@@ -736,7 +736,6 @@ ham_run_step(IndexScanDesc scan, HamScanRun *run, int step)
 
 		if (nvalues == 0)
 			return true;
-		ham_dir_load_table(index, run->dirref, table);
 		run->step_values = MemoryContextAllocHuge(so->scan_ctx, sizeof(uint32) * nvalues);
 		run->step_nvalues = nd_mih_step_values(&run->mq, step, run->step_values);
 		run->step_k = 0;
@@ -751,7 +750,7 @@ ham_run_step(IndexScanDesc scan, HamScanRun *run, int step)
 
 		if (!run->step_in_value)
 		{
-			ham_run_table_pages(run->dir, table, (uint32) (lo >> 32), (uint32) (hi >> 32),
+			ham_run_table_pages(index, run->dir, table, (uint32) (lo >> 32), (uint32) (hi >> 32),
 								&run->step_p, &run->step_pend);
 			run->step_in_value = true;
 		}
@@ -818,7 +817,7 @@ ham_run_flat(IndexScanDesc scan, HamScanRun *run, int lo, int hi, int64 want)
 	uint8		dist[HAM_PAGE_CAPACITY];
 	uint32		idx[HAM_PAGE_CAPACITY];
 
-	ham_dir_load_table(index, run->dirref, 0);
+	ham_run_dir_load_table(index, run->dir, 0);
 	for (uint32 p = 0; p < run->dir->ndata[0]; p++)
 	{
 		Buffer		buf = ham_read_run_page(index, run->dir, 0, p);

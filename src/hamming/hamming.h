@@ -264,12 +264,25 @@ typedef struct HamRunDir
 	nd_layout	layout;
 	uint64		nentries;
 	uint32		ndata[HAM_MAX_TABLES];
-	uint64	   *first[HAM_MAX_TABLES];	/* NULL until loaded; widened to search
-										 * with nd_sorted_range() */
+
+	/*
+	 * A table's directory, one entry per data page, filled a directory page
+	 * at a time as searches need it (dloaded); complete once every page is.
+	 * NULL until the table's directory pages are listed.
+	 */
+	uint64	   *first[HAM_MAX_TABLES];	/* widened to search with
+										 * nd_sorted_range() */
 	BlockNumber *blkno[HAM_MAX_TABLES];
 	Buffer	   *recent[HAM_MAX_TABLES]; /* the buffer each page was last read
 										 * from (ham_read_run_page) */
-	/* from the header, to load a table's directory */
+	bool		complete[HAM_MAX_TABLES];
+	/* the table's directory pages: the first key and block of each */
+	uint32		ndirp[HAM_MAX_TABLES];
+	uint64	   *dfirst[HAM_MAX_TABLES];
+	BlockNumber *dblkno[HAM_MAX_TABLES];
+	bool	   *dloaded[HAM_MAX_TABLES];
+	MemoryContext ctx;			/* where the directories are loaded */
+	/* from the header, to list a table's directory pages */
 	HamRunHeader *header;
 } HamRunDir;
 
@@ -369,8 +382,8 @@ extern void ham_init_run_gucs(void);
 extern void ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch,
 							 HamRunDir *dir);
 extern void ham_run_dir_load_table(Relation index, HamRunDir *dir, int table);
-extern void ham_run_table_pages(HamRunDir *dir, int table, uint32 lo, uint32 hi,
-								uint32 *pbegin, uint32 *pend);
+extern void ham_run_table_pages(Relation index, HamRunDir *dir, int table,
+								uint32 lo, uint32 hi, uint32 *pbegin, uint32 *pend);
 extern Buffer ham_read_run_page(Relation index, HamRunDir *dir, int table, uint32 page);
 
 /* ham_cache.c: run directories kept across scans */
@@ -378,7 +391,6 @@ typedef struct HamDirRef HamDirRef;
 
 extern HamDirRef *ham_dir_acquire(Relation index, const HamSnapshot *snap, int run);
 extern HamRunDir *ham_dir_of(HamDirRef *ref);
-extern void ham_dir_load_table(Relation index, HamDirRef *ref, int table);
 extern void ham_dir_release(HamDirRef *ref);
 
 /* Called with each entry of a list within the radius searched */

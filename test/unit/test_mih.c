@@ -195,6 +195,62 @@ test_sorted_range(void)
 	ok(bad == 0, "sorted range equals a linear search");
 }
 
+typedef struct PagedKeys
+{
+	const uint64_t *keys;
+	size_t		cap;
+	int			reads;
+} PagedKeys;
+
+static const uint64_t *
+paged_keys(size_t page, void *arg)
+{
+	PagedKeys  *p = (PagedKeys *) arg;
+
+	p->reads++;
+	return p->keys + page * p->cap;
+}
+
+/* The paged search equals the whole array's, reading at most two pages. */
+static void
+test_paged_range(void)
+{
+	uint64_t	keys[300];
+	uint64_t	first[300];
+	int			bad = 0,
+				many_reads = 0;
+
+	for (int trial = 0; trial < 20000; trial++)
+	{
+		size_t		n = (size_t) (rnd() % 301),
+					cap = 1 + (size_t) (rnd() % 9),
+					npages = (n + cap - 1) / cap,
+					b,
+					e,
+					pb,
+					pe;
+		uint64_t	lo,
+					hi;
+		PagedKeys	p = {keys, cap, 0};
+
+		/* runs of equal keys, some longer than a page */
+		for (size_t i = 0; i < n; i++)
+			keys[i] = (i > 0 && rnd() % 3 == 0) ? keys[i - 1] : (i > 0 ? keys[i - 1] : 0) + rnd() % 50;
+		for (size_t j = 0; j < npages; j++)
+			first[j] = keys[j * cap];
+		lo = n > 0 && trial % 2 ? keys[rnd() % n] : rnd() % 8000;
+		hi = trial % 5 == 0 ? lo : trial % 11 == 0 ? lo - 1 : lo + rnd() % 400;
+		nd_sorted_range(keys, n, lo, hi, &b, &e);
+		nd_paged_range(first, npages, cap, n, paged_keys, &p, lo, hi, &pb, &pe);
+		if (pb != b || pe != e)
+			bad++;
+		if (p.reads > 2)
+			many_reads++;
+	}
+	ok(bad == 0, "paged range equals the whole array's sorted range");
+	ok(many_reads == 0, "paged range reads at most two pages");
+}
+
 static void
 test_within(void)
 {
@@ -242,6 +298,7 @@ main(void)
 	for (int m = 3; m <= 8; m++)
 		test_search(m, 600);
 	test_sorted_range();
+	test_paged_range();
 	test_within();
 	return tap_done();
 }
