@@ -103,7 +103,7 @@ $(BUILD_STAMP): FORCE
 FORCE:
 EXTRA_CLEAN = $(BUILD_STAMP)
 
-.PHONY: dist deps demo test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall bench-wal-format
+.PHONY: dist deps demo demo-shards test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall bench-wal-format
 
 # The release tarball (PGXN's upload, the source of a Debian orig tarball):
 # the committed tree, git archive of HEAD, as neardup-VERSION.zip in DISTDIR
@@ -123,6 +123,11 @@ deps:
 # Main job: throwaway cluster, real corpus, groups of near-duplicates.
 demo:
 	@bash test/demo/run_demo.sh
+
+# The block layout over postgres_fdw (doc/scale-out.md): a coordinator and
+# shard databases in one throwaway cluster, queries checked by brute force.
+demo-shards:
+	@bash test/demo/demo_shards.sh
 
 # Every suite on PostgreSQL 15, and the pg_regress suites on each other
 # major of PG_MAJORS whose server test/pg/server.sh can build from Debian's

@@ -98,7 +98,7 @@ ham_blocks_of(HamOptions *opts)
  * whose runs have another number of tables is refused: every run has the
  * metapage's number of tables, so the option could only apply when the
  * index is built anew, and an option that \d+ shows but the index does not
- * follow misleads (issue 29).  A change to the count the index already has
+ * follow misleads.  A change to the count the index already has
  * is allowed.  Called after the catalog row is updated, before the command
  * ends (the row is seen with SnapshotSelf, as sepgsql does); the relcache
  * entry still has the old options.

@@ -26,7 +26,7 @@
  * tail (ham_list_append counts those as it goes; the tail counts as one).
  * The merge threshold, the compaction tiers and the cost estimate read
  * these counts, which would otherwise keep the dead entries until the next
- * merge (issue 29).
+ * merge.
  *
  * Scans that serve a non-MVCC snapshot (the exclusion constraint's check)
  * keep the metapage pinned while they hold entries in memory, and

@@ -4,12 +4,12 @@
  *		Merges in a background worker, so that the insert that finds the
  *		pending list due for a merge does not pay for it.
  *
- * A merge rewrites the whole run: at 10M rows, seconds of work that one
- * unlucky insert (or COPY) used to do in its own session.  With the index's
- * `background_merge` option on (the default), that insert instead starts a
- * dynamic background worker ("neardup merge" in pg_stat_activity), which
- * needs no configuration beyond a free slot of max_worker_processes, and
- * goes on.  The worker merges while the lists hold a merge's worth and
+ * A merge can rewrite a large run: at 10M rows, seconds of work that one
+ * unlucky insert (or COPY) would otherwise do in its own session.  With the
+ * index's `background_merge` option on (the default), that insert instead
+ * starts a dynamic background worker ("neardup merge" in pg_stat_activity),
+ * which needs no configuration beyond a free slot of max_worker_processes,
+ * and goes on.  The worker merges while the lists hold a merge's worth and
  * exits; a merge already seals the list first, so inserts never wait for
  * it (ham_merge.c).
  *

@@ -85,7 +85,7 @@ sort_unique(uint64 *v, size_t n)
  * text with few distinct shingles stays in it.  Only when the distinct
  * features fill more than half the buffer does the set move to a
  * tuplesort, which spills to temporary files past work_mem: memory stays
- * bounded whatever the length of the texts (0.1 held every shingle of both,
+ * bounded whatever the length of the texts (every shingle of both would be
  * 508 MB for two 25 MB texts).  The tuplesort orders int8 datums, signed:
  * features enter with their top bit flipped, which makes the signed order
  * the features' unsigned order.

@@ -201,8 +201,8 @@ nd_gist_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			 * Nearest neighbours with no radius: the subcubes of random codes
 			 * bound the distance so loosely that the scan reads nearly every
 			 * page before its first row (all 4,794 of 1M rows, measured), and
-			 * every leaf tuple goes through the queue.  The core charged one
-			 * page, so this 5x-slower-than-a-seq-scan path used to win.
+			 * every leaf tuple goes through the queue.  Charged one page, as
+			 * the core would, this 5x-slower-than-a-seq-scan path would win.
 			 */
 			get_tablespace_page_costs(index->reltablespace,
 									  &spc_random_page_cost, &spc_seq_page_cost);

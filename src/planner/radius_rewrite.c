@@ -374,7 +374,7 @@ band_lookup(Node *node, RewriteContext *cxt)
 }
 
 /*
- * More natural spellings (issue 41), each exactly a within():
+ * More natural spellings, each exactly a within():
  *
  *	simhash_similarity(a, b) >= t, > t, t <= .., t < ..
  *		within(a, b, r), r the largest distance whose similarity passes

@@ -19,7 +19,9 @@
 #     reasons are counted at the end.
 # One TAP line per block, named by page and line of its fence.  An error
 # fails its block; the blocks after it on the page were not reached and
-# fail too.  ND_DOCEX_OUTPUT=1 prints what the examples return;
+# fail too.  One more line: every internal link of the docs, and every
+# doc section a code comment cites, resolves (test/docs/check_links.py).
+# ND_DOCEX_OUTPUT=1 prints what the examples return;
 # ND_DOCEX_PAGES='doc/guides/*' runs only the pages that match that glob.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -153,6 +155,12 @@ if [ -z "${ND_DOCEX_PAGES:-}" ]; then
 	tap "$([ "$blocks" -ge 50 ] && echo ok || echo 'not ok')" "the docs have sql blocks to run ($blocks)"
 	guides=$(find "$ND_ROOT/doc/guides" -name '*.md' 2>/dev/null | wc -l)
 	tap "$([ "$guides" -ge 5 ] && echo ok || echo 'not ok')" "doc/guides/ has its guides ($guides)"
+	if links=$(python3 "$ND_ROOT/test/docs/check_links.py" "$ND_ROOT" 2>&1); then
+		tap ok "every internal link and cited doc section resolves"
+	else
+		tap "not ok" "every internal link and cited doc section resolves"
+		echo "$links" | sed 's/^/# /'
+	fi
 fi
 echo "1..$n"
 SCRIPT

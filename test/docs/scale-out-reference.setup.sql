@@ -1,4 +1,4 @@
--- doc/scale-out.md: the coordinator's docs, hash-partitioned by id, with
+-- doc/scale-out-reference.md: the coordinator's docs, hash-partitioned by id, with
 -- local partitions standing in for the shards' foreign tables (the
 -- multi-node setup itself is test/tap/t/020_scale_out.pl's), each with its
 -- index; near-copies 1, 2, 3 land on different partitions.
