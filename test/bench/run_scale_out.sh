@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sharding benchmark (doc/scale-out.md): the same rows on one node and on
+# Sharding benchmark (doc/bench-scale-out.md): the same rows on one node and on
 # SHARDS postgres_fdw shards behind a coordinator, all clusters on this
 # machine (test/e2e/lib/multinode.sh).  Ratios sharded / single node,
 # measured in the same run.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The block-sharded layout (issue 31; doc/scale-out.md, "The block layout")
+# The block-sharded layout (doc/bench-scale-out.md)
 # against the id-hash layout and a single node, all clusters on this machine
 # (test/e2e/lib/multinode.sh), every ratio against a baseline measured in
 # the same run.

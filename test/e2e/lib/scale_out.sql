@@ -75,7 +75,7 @@ $$;
  * sharded table equal those of the single-node table: with the tiebreak
  * (ORDER BY distance, id) the ids in order; without it the multiset of
  * distances (ties may be broken differently); and the per-shard form
- * (LIMIT pushed to each shard, doc/scale-out.md) by ids in order too.
+ * (LIMIT pushed to each shard, doc/scale-out-reference.md) by ids in order too.
  */
 CREATE FUNCTION nd_shard_knn_check() RETURNS text
 LANGUAGE plpgsql
@@ -129,7 +129,7 @@ $$;
 /*
  * The k nearest rows of partitioned table tbl (id bigint, sh simhash64),
  * ties broken by id, by queries per partition (the same function is shown
- * in doc/scale-out.md).  postgres_fdw ships a LIMIT only for a query on one
+ * in doc/scale-out-reference.md).  postgres_fdw ships a LIMIT only for a query on one
  * foreign table, not under the Merge Append of a partitioned table, so:
  *   1. each partition's k nearest distances (ORDER BY sh <~> q LIMIT k: a
  *      GiST ordered scan on the shard), and of their union the k-th
