@@ -103,7 +103,7 @@ $(BUILD_STAMP): FORCE
 FORCE:
 EXTRA_CLEAN = $(BUILD_STAMP)
 
-.PHONY: dist deps demo demo-shards test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall bench-wal-format
+.PHONY: dist deps demo demo-shards test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn
 
 # The release tarball (PGXN's upload, the source of a Debian orig tarball):
 # the committed tree, git archive of HEAD, as neardup-VERSION.zip in DISTDIR
@@ -152,7 +152,7 @@ fuzz:
 
 # Benchmarks: ratios against baselines measured in the same run.  The index
 # benchmarks take ROWS (default 1M) and more; see the scripts.
-bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale bench-inserts bench-lsh-recall bench-wal-format
+bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn
 
 bench-fingerprint:
 	@bash test/bench/run_bench.sh
@@ -186,6 +186,16 @@ bench-wal-format:
 
 bench-pending:
 	@bash test/bench/run_pending.sh
+
+# A hamming index's size through rounds of deletes and inserts, and after a
+# bulk delete and reload, against its fresh size (ROWS, ROUNDS, PCT, TX).
+bench-churn:
+	@bash test/bench/run_churn.sh
+
+# The first query of a new connection against the same query warm, at 1M and
+# 10M rows, with the pending list empty and holding entries (ROWS, LIST, NC).
+bench-first-query:
+	@bash test/bench/run_first_query.sh
 
 # One hamming index at crawl scale: CREATE INDEX at default options on
 # 200M rows (size per row, time against SMALL_BUILDS builds at SMALL rows,

@@ -421,3 +421,34 @@ COMMENT ON FUNCTION @extschema@.simhash_layout_nearest(pg_catalog.regclass, @ext
     IS 'the n nearest rows of a block-sharded layout to a fingerprint, exactly (ties by id): a radius search when blocks - 1 bits hold n rows, else two rounds over every partition of one copy';
 
 -- ===== end section: layout errors with a short context =====
+
+-- ===== section: hamming_stats counts flushes, compactions and unused pages =====
+
+/*
+ * An index under churn is watched by its unused pages: pages of the file
+ * that hold no run or list (recycled, or retired by a merge and waiting to
+ * be).  VACUUM rewrites runs its removals left sparse, moves the run at the
+ * end of the file into recycled pages, and truncates a free end.  `merges`
+ * stays, as an alias of `flushes` (a pending list turned into a run);
+ * `compactions` counts runs merged into one.  New OUT columns need the
+ * function dropped and made again; its C symbol serves both shapes.
+ */
+DROP FUNCTION @extschema@.hamming_stats(pg_catalog.regclass);
+CREATE FUNCTION @extschema@.hamming_stats(index pg_catalog.regclass,
+                                          OUT blocks pg_catalog.int4,
+                                          OUT run_entries pg_catalog.int8,
+                                          OUT pending_entries pg_catalog.int8,
+                                          OUT sealed_entries pg_catalog.int8,
+                                          OUT null_entries pg_catalog.int8,
+                                          OUT merges pg_catalog.int8,
+                                          OUT insert_merges pg_catalog.int8,
+                                          OUT pages pg_catalog.int8,
+                                          OUT flushes pg_catalog.int8,
+                                          OUT compactions pg_catalog.int8,
+                                          OUT unused_pages pg_catalog.int8)
+AS 'MODULE_PATHNAME', 'hamming_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.hamming_stats(pg_catalog.regclass) IS 'a hamming index''s runs and lists as its metapage gives them: tables, entries of the runs, of the pending list, of the list being flushed, NULL entries, flushes since the build (merges: the same count) and those an inserting session did itself, pages, flushes, compactions, and the pages that hold no run or list';
+
+-- ===== end section: hamming_stats counts flushes, compactions and unused pages =====

@@ -46,6 +46,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/genam.h"
 #include "access/transam.h"
 #include "access/xact.h"
@@ -53,6 +55,7 @@
 #include "catalog/pg_class.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/freespace.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
@@ -137,7 +140,94 @@ ham_compact_wanted(Relation index, const HamSnapshot *snap)
 	return ham_compact_pick(index, snap) > 0;
 }
 
-static void lock_index_object(Relation index, int32 subid);
+/*
+ * VACUUM removes entries in place, so a run whose rows were deleted keeps
+ * its pages; the tiers, which read live counts, may not reach it for a long
+ * time (a run of the oldest tier only when the whole index is compacted).
+ * A run whose live entries would fill less than HAM_SPARSE_FILL of its data
+ * pages is rewritten alone, once that frees HAM_SPARSE_MIN_PAGES or more:
+ * under steady churn the runs hold at most a third more pages than their
+ * entries need.
+ *
+ * A compaction writes its run while the runs it replaces are still read,
+ * so the index grows to hold both; their pages are recycled later, and new
+ * runs reuse them, but the file keeps its size unless its end is free
+ * (VACUUM truncates a free end, ham_vacuum.c).  So when a quarter or more
+ * of the index holds no run or list, and the free space map has room below
+ * it for the run at the index's end, that run is rewritten alone into it:
+ * a later VACUUM recycles its old pages and cuts the end off.  Once per
+ * compaction call at most.
+ */
+#define HAM_SPARSE_FILL			0.75
+#define HAM_SPARSE_MIN_PAGES	128
+#define HAM_RELOCATE_UNUSED		0.25
+
+/* Are there `want` recycled pages below `below`? */
+static bool
+ham_free_below(Relation index, BlockNumber below, int64 want)
+{
+	int64		found = 0;
+
+	for (BlockNumber blkno = HAM_METAPAGE_BLKNO + 1; blkno < below && found < want; blkno++)
+	{
+		if (GetRecordedFreeSpace(index, blkno) > 0)
+			found++;
+		if (blkno % 8192 == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	return found >= want;
+}
+
+/* The run to rewrite alone, or -1; *relocate says if it is to move it */
+static int
+ham_rewrite_pick(Relation index, const HamSnapshot *snap, bool may_relocate, bool *relocate)
+{
+	int			sparse = -1,
+				last = -1;
+	double		most = HAM_SPARSE_MIN_PAGES - 1;
+	int64		used = 1 + snap->pending.npages + snap->sealed.npages + snap->nulls.npages,
+				last_pages = 0;
+	BlockNumber nblocks;
+
+	for (int r = 0; r < snap->nruns; r++)
+	{
+		HamRunDir	dir;
+		double		data = 0,
+					needed;
+		int64		pages;
+
+		ham_run_dir_open(index, snap->runs[r].header, snap->runs[r].epoch, &dir);
+		for (int t = 0; t < dir.layout.nblocks; t++)
+			data += dir.ndata[t];
+		pages = ham_run_pages(&dir);
+		pfree(dir.header);
+		used += pages;
+		needed = ceil((double) snap->runs[r].nentries / HAM_PAGE_CAPACITY) * snap->nblocks;
+		if (needed < data * HAM_SPARSE_FILL && data - needed > most)
+		{
+			most = data - needed;
+			sparse = r;
+		}
+		/* its header is written last, after every other page of it */
+		if (last < 0 || snap->runs[r].header > snap->runs[last].header)
+		{
+			last = r;
+			last_pages = pages;
+		}
+	}
+	*relocate = false;
+	if (sparse >= 0 || last < 0 || !may_relocate)
+		return sparse;
+	nblocks = RelationGetNumberOfBlocks(index);
+	if ((double) (nblocks - used) >= nblocks * HAM_RELOCATE_UNUSED &&
+		snap->runs[last].header + 1 == nblocks &&
+		ham_free_below(index, nblocks - (BlockNumber) last_pages, last_pages))
+	{
+		*relocate = true;
+		return last;
+	}
+	return -1;
+}
 
 /*
  * Can a flush not proceed now?  With every run slot taken, a flush merges
@@ -581,10 +671,11 @@ ham_flush(Relation index, bool by_insert, bool wait_compaction, int64 *merged)
 
 /*
  * One compaction step, for a caller that holds the compaction lock: merge
- * the runs the policy picks into one.  Returns whether it merged any.
+ * the runs the policy picks into one, or else rewrite a sparse run alone.
+ * Returns whether it wrote a run.
  */
 static bool
-ham_compact_step(Relation index)
+ham_compact_step(Relation index, bool *relocated)
 {
 	HamSnapshot snap;
 	Buffer		metabuf;
@@ -599,12 +690,19 @@ ham_compact_step(Relation index)
 	BlockNumber header;
 	uint64		nentries;
 	int64		merged;
+	bool		relocate;
 
 	ham_read_snapshot(index, &snap);
 	take = ham_compact_pick(index, &snap) + 1;
-	if (take < 2)
+	if (take >= 2)
+		first = snap.nruns - take;
+	else if ((first = ham_rewrite_pick(index, &snap, !*relocated, &relocate)) >= 0)
+	{
+		take = 1;
+		*relocated |= relocate;
+	}
+	else
 		return false;
-	first = snap.nruns - take;
 
 	metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
@@ -655,7 +753,7 @@ ham_compact_step(Relation index)
 	 * Every run VACUUM may have left uneven was rewritten (runs flushed
 	 * since came from lists): the tables are even again.
 	 */
-	if (first == 0)
+	if (first == 0 && take == snap.nruns)
 		meta->flags &= ~HAM_META_RUN_UNEVEN;
 	meta->retired_xid = ReadNextFullTransactionId();
 	meta->compactions++;
@@ -675,6 +773,7 @@ ham_compact(Relation index, bool wait)
 	MemoryContext ctx,
 				old_ctx;
 	int			steps = 0;
+	bool		relocated = false;
 
 	if (!index->rd_index->indisready)
 		return 0;
@@ -690,7 +789,7 @@ ham_compact(Relation index, bool wait)
 		bool		merged;
 
 		MemoryContextReset(ctx);
-		merged = ham_compact_step(index);
+		merged = ham_compact_step(index, &relocated);
 		if (!merged)
 			break;
 		steps++;

@@ -555,6 +555,40 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir **old, int nold, uint64 *nentri
 	return write_page(w->index, header_image);
 }
 
+/* Every page of a run: its header, data, directory and index pages */
+int64
+ham_run_pages(const HamRunDir *dir)
+{
+	int64		pages = 1;
+
+	for (uint32 t = 0; t < dir->header->nblocks; t++)
+		pages += (int64) dir->header->tables[t].ndata +
+			(dir->header->tables[t].ndata + HAM_DIR_CAPACITY - 1) / HAM_DIR_CAPACITY;
+	if (dir->header->dir_levels == HAM_RUN_DIRS_INDEXED)
+		pages += dir->header->ndirs;
+	return pages;
+}
+
+/*
+ * Pages of the index that hold no run or list: recycled ones, and those
+ * merges retired that wait to be.
+ */
+int64
+ham_unused_pages(Relation index, const HamSnapshot *snap)
+{
+	int64		used = 1 + snap->pending.npages + snap->sealed.npages + snap->nulls.npages;
+
+	for (int r = 0; r < snap->nruns; r++)
+	{
+		HamRunDir	dir;
+
+		ham_run_dir_open(index, snap->runs[r].header, snap->runs[r].epoch, &dir);
+		used += ham_run_pages(&dir);
+		pfree(dir.header);
+	}
+	return Max((int64) RelationGetNumberOfBlocks(index) - used, 0);
+}
+
 /* Read a run's header; the tables' directories are loaded when needed. */
 void
 ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch, HamRunDir *dir)

@@ -23,7 +23,8 @@
 
 #include "hamming.h"
 
-#define HAM_STATS_COLS	8
+/* 0.4 added flushes, compactions and unused_pages; 0.2's SQL has 8 columns */
+#define HAM_STATS_COLS	11
 
 PG_FUNCTION_INFO_V1(hamming_stats);
 Datum
@@ -55,6 +56,10 @@ hamming_stats(PG_FUNCTION_ARGS)
 		sums[5] += (int64) snap.merges;
 		sums[6] += (int64) snap.insert_merges;
 		sums[7] += (int64) RelationGetNumberOfBlocks(index);
+		sums[8] += (int64) snap.merges;
+		sums[9] += (int64) snap.compactions;
+		if (tupdesc->natts >= HAM_STATS_COLS)
+			sums[10] += ham_unused_pages(index, &snap);
 		index_close(index, AccessShareLock);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -91,14 +96,10 @@ hamming_runs(PG_FUNCTION_ARGS)
 			HamRunDir	dir;
 			Datum		values[5];
 			bool		nulls[5] = {false};
-			int64		pages = 1;
+			int64		pages;
 
 			ham_run_dir_open(index, snap.runs[r].header, snap.runs[r].epoch, &dir);
-			for (uint32 t = 0; t < dir.header->nblocks; t++)
-				pages += (int64) dir.header->tables[t].ndata +
-					(dir.header->tables[t].ndata + HAM_DIR_CAPACITY - 1) / HAM_DIR_CAPACITY;
-			if (dir.header->dir_levels == HAM_RUN_DIRS_INDEXED)
-				pages += dir.header->ndirs;
+			pages = ham_run_pages(&dir);
 			values[0] = Int32GetDatum(r);
 			values[1] = Int64GetDatum((int64) snap.runs[r].nentries);
 			values[2] = Int32GetDatum((int32) dir.header->nblocks);

@@ -2,8 +2,9 @@
  *
  * ham_vacuum.c
  *		VACUUM: remove the entries of dead rows from every page of the runs
- *		and of the lists, then flush the pending list if it is long, compact
- *		the runs, and recycle the pages earlier merges retired.
+ *		and of the lists, recycle the pages earlier merges retired, then
+ *		flush the pending list if it is long, compact the runs (rewriting
+ *		those the removals left sparse), and recycle again.
  *
  * Entries are removed in place, keeping the order of a run's pages; the
  * directory then understates some pages' first keys, which only widens the
@@ -44,6 +45,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/storage.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/indexfsm.h"
@@ -258,6 +260,46 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	return stats;
 }
 
+/*
+ * Give the free pages at the end of the index back to the file system, as
+ * VACUUM does for a table's empty tail (lazy_truncate_heap), and under the
+ * same rule: only while no other session uses the index -- an
+ * AccessExclusiveLock taken if it can be at once, never waited for; a
+ * standby replays the lock, so its queries of the index give way as they
+ * do to a table's truncation.  A free page is one ham_recycle() marked, no
+ * scan can still be reading it, and no session allocates pages without a
+ * lock on the index.  The caller holds the maintenance locks.
+ */
+static void
+ham_truncate_free_tail(Relation index)
+{
+	BlockNumber nblocks,
+				keep;
+	HamSnapshot snap;
+
+	if (!ConditionalLockRelation(index, AccessExclusiveLock))
+		return;
+	ham_read_snapshot(index, &snap);
+	nblocks = RelationGetNumberOfBlocks(index);
+	for (keep = nblocks; keep > HAM_METAPAGE_BLKNO + 1; keep--)
+	{
+		Buffer		buf = ReadBuffer(index, keep - 1);
+		Page		page;
+		bool		free;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		free = PageIsNew(page) ||
+			(HamPageGetOpaque(page)->kind == HAM_KIND_FREE && !ham_page_live(&snap, page));
+		UnlockReleaseBuffer(buf);
+		if (!free)
+			break;
+	}
+	if (keep < nblocks)
+		RelationTruncate(index, keep);
+	UnlockRelation(index, AccessExclusiveLock);
+}
+
 IndexBulkDeleteResult *
 ham_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
@@ -266,6 +308,15 @@ ham_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 	if (info->analyze_only)
 		return stats;
+
+	/*
+	 * Recycle first what earlier merges retired (a bulk load's compactions,
+	 * whose pages its own snapshot kept until it ended), so that what this
+	 * VACUUM writes reuses them rather than extending the index.
+	 */
+	ham_maintenance_lock(index);
+	ham_recycle(index);
+	ham_maintenance_unlock(index);
 
 	ham_read_snapshot(index, &snap);
 	if (ham_merge_wanted(index, &snap, true))
@@ -278,6 +329,7 @@ ham_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		ham_compact(index, true);
 	ham_maintenance_lock(index);
 	ham_recycle(index);
+	ham_truncate_free_tail(index);
 	ham_maintenance_unlock(index);
 
 	if (stats == NULL)

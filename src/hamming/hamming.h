@@ -382,6 +382,8 @@ extern void ham_init_run_gucs(void);
 extern void ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch,
 							 HamRunDir *dir);
 extern void ham_run_dir_load_table(Relation index, HamRunDir *dir, int table);
+extern int64 ham_run_pages(const HamRunDir *dir);
+extern int64 ham_unused_pages(Relation index, const HamSnapshot *snap);
 extern void ham_run_table_pages(Relation index, HamRunDir *dir, int table,
 								uint32 lo, uint32 hi, uint32 *pbegin, uint32 *pend);
 extern Buffer ham_read_run_page(Relation index, HamRunDir *dir, int table, uint32 page);
