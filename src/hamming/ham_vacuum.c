@@ -45,6 +45,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/storage.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
@@ -277,7 +278,8 @@ ham_truncate_free_tail(Relation index)
 				keep;
 	HamSnapshot snap;
 
-	if (!ConditionalLockRelation(index, AccessExclusiveLock))
+	/* the lock is logged for standbys with a transaction id, as a table's */
+	if (IsInParallelMode() || !ConditionalLockRelation(index, AccessExclusiveLock))
 		return;
 	ham_read_snapshot(index, &snap);
 	nblocks = RelationGetNumberOfBlocks(index);
