@@ -82,4 +82,19 @@ SELECT unused_pages * 10 <= (pages - unused_pages) * 3 AS within_a_third FROM ha
 SELECT pg_temp.hch_wrong() AS wrong;
 SELECT hamming_check('hch_sh', true);
 
+-- A parallel VACUUM (two btree indexes take workers) runs the hamming
+-- index's cleanup in the leader in parallel mode, where the truncation's
+-- lock cannot be logged: it leaves the end for a later VACUUM.
+CREATE INDEX hch_id ON hch (id);
+CREATE INDEX hch_sh_bt ON hch (sh);
+SET min_parallel_index_scan_size = 0;
+SET max_parallel_maintenance_workers = 2;
+DELETE FROM hch WHERE id % 3 = 0;
+VACUUM (PARALLEL 2) hch;
+INSERT INTO hch_tick VALUES (5);
+VACUUM (PARALLEL 2) hch;
+RESET min_parallel_index_scan_size;
+RESET max_parallel_maintenance_workers;
+SELECT pg_temp.hch_wrong() AS wrong;
+
 DROP TABLE hch, hch_tick;

@@ -10,6 +10,10 @@
 #    many inserted again in one statement, then three VACUUMs, each after a
 #    small write transaction (what any running system has).
 #
+# VACUUM runs as autovacuum does, without parallel workers: a parallel
+# VACUUM (a table with two or more large btree indexes) does not truncate
+# the index's free end.
+#
 # Each line: the index's pages, against the fresh index's; the pages of its
 # runs; hamming_stats' unused pages (no run or list).  A btree index on the
 # same column, same rows, is the baseline of what churn does to an index.
@@ -66,7 +70,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		q -c "INSERT INTO c SELECT i, $code FROM generate_series($next, $((next + TX - 1))) i"
 		next=$((next + TX))
 	done
-	q -c "VACUUM c"
+	q -c "VACUUM (PARALLEL 0) c"
 	report "round $r"
 done
 echo
@@ -77,12 +81,12 @@ echo "## bulk: $gone rows deleted in one statement, VACUUM, $gone inserted in on
 echo "fresh: hamming $fresh pages, btree $fresh_bt pages"
 echo
 header
-q -c "DELETE FROM c WHERE id <= $gone" -c "VACUUM c"
+q -c "DELETE FROM c WHERE id <= $gone" -c "VACUUM (PARALLEL 0) c"
 report "the delete and a VACUUM"
 q -c "INSERT INTO c SELECT i, $code FROM generate_series($((ROWS + 1)), $((ROWS + gone))) i"
 report "the insert"
 for v in 1 2 3; do
-	q -c "INSERT INTO tick VALUES ($v)" -c "VACUUM c"
+	q -c "INSERT INTO tick VALUES ($v)" -c "VACUUM (PARALLEL 0) c"
 	report "a write and VACUUM $v"
 done
 SCRIPT
