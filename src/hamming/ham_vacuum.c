@@ -302,6 +302,30 @@ ham_truncate_free_tail(Relation index)
 	UnlockRelation(index, AccessExclusiveLock);
 }
 
+/*
+ * Does the pending list hold the last page of an index that is a quarter
+ * or more unused?  Then VACUUM flushes it, short as it may be, so that the
+ * end can be truncated once its pages are recycled (a bulk load leaves its
+ * last list there, past the pages its compactions retired).
+ */
+static bool
+ham_list_holds_end(Relation index, const HamSnapshot *snap)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	Buffer		buf;
+	bool		list_end;
+
+	if (snap->pending.head == InvalidBlockNumber || nblocks <= HAM_METAPAGE_BLKNO + 1)
+		return false;
+	buf = ReadBuffer(index, nblocks - 1);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	list_end = !PageIsNew(BufferGetPage(buf)) &&
+		HamPageGetOpaque(BufferGetPage(buf))->kind == HAM_KIND_LIST &&
+		HamPageGetOpaque(BufferGetPage(buf))->epoch == snap->pending.epoch;
+	UnlockReleaseBuffer(buf);
+	return list_end && ham_unused_pages(index, snap) * 4 >= (int64) nblocks;
+}
+
 IndexBulkDeleteResult *
 ham_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
@@ -321,7 +345,7 @@ ham_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	ham_maintenance_unlock(index);
 
 	ham_read_snapshot(index, &snap);
-	if (ham_merge_wanted(index, &snap, true))
+	if (ham_merge_wanted(index, &snap, true) || ham_list_holds_end(index, &snap))
 	{
 		int64		merged;
 
