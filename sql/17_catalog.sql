@@ -55,3 +55,90 @@ SELECT (SELECT c.relname FROM pg_class c WHERE c.oid = d.classid) AS catalog, co
        count(obj_description(d.objid, (SELECT c.relname FROM pg_class c WHERE c.oid = d.classid))) AS commented
 FROM nd_member d
 GROUP BY 1 ORDER BY 1;
+
+--
+-- Where the functions live (doc/reference.md, "Support functions"): the
+-- extension's schema holds what a user calls, which is what \df lists;
+-- the schema neardup_internal holds what PostgreSQL calls (type I/O, the
+-- functions behind operators, casts and aggregates, operator class,
+-- access method and planner support) and the helpers the PL/pgSQL
+-- functions call.
+--
+-- Each function of the extension with the role in which PostgreSQL or
+-- another of its functions calls it (none: a user calls it).
+CREATE TEMP VIEW nd_function_role AS
+WITH fn AS (
+    SELECT p.oid, p.proname, p.pronamespace, p.prosrc, p.prolang
+    FROM pg_proc p
+    JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+    JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'neardup'
+), role AS (
+    SELECT t.typinput AS fn, 'type I/O' AS role FROM pg_type t
+    UNION ALL SELECT t.typoutput, 'type I/O' FROM pg_type t
+    UNION ALL SELECT t.typreceive, 'type I/O' FROM pg_type t
+    UNION ALL SELECT t.typsend, 'type I/O' FROM pg_type t
+    UNION ALL SELECT t.typmodin, 'type I/O' FROM pg_type t
+    UNION ALL SELECT t.typmodout, 'type I/O' FROM pg_type t
+    UNION ALL SELECT t.typanalyze, 'type I/O' FROM pg_type t
+    UNION ALL SELECT o.oprcode, 'operator' FROM pg_operator o
+    UNION ALL SELECT o.oprrest, 'selectivity' FROM pg_operator o
+    UNION ALL SELECT o.oprjoin, 'selectivity' FROM pg_operator o
+    UNION ALL SELECT c.castfunc, 'cast' FROM pg_cast c
+    UNION ALL SELECT a.amproc, 'operator class' FROM pg_amproc a
+    UNION ALL SELECT a.amhandler, 'access method' FROM pg_am a
+    UNION ALL SELECT p.prosupport, 'planner support' FROM pg_proc p
+    UNION ALL SELECT g.aggtransfn, 'aggregate' FROM pg_aggregate g
+    UNION ALL SELECT g.aggfinalfn, 'aggregate' FROM pg_aggregate g
+    UNION ALL SELECT g.aggcombinefn, 'aggregate' FROM pg_aggregate g
+    UNION ALL SELECT g.aggserialfn, 'aggregate' FROM pg_aggregate g
+    UNION ALL SELECT g.aggdeserialfn, 'aggregate' FROM pg_aggregate g
+    -- called by name, schema-qualified, from the body of another of them
+    UNION ALL
+    SELECT h.oid, 'helper of ' || c.proname
+    FROM fn c
+    CROSS JOIN LATERAL regexp_matches(c.prosrc, '([a-z_]+)\.([a-z_0-9]+)\s*\(', 'g') m
+    JOIN fn h ON h.proname = m[2] AND h.pronamespace::regnamespace::text = m[1] AND h.oid <> c.oid
+)
+SELECT fn.oid, fn.proname, fn.pronamespace::regnamespace::text AS schema,
+       string_agg(DISTINCT r.role, ', ' ORDER BY r.role) AS roles,
+       bool_or(r.role NOT LIKE 'helper of %') AS support
+FROM fn LEFT JOIN role r ON r.fn = fn.oid
+GROUP BY fn.oid, fn.proname, fn.pronamespace;
+
+-- The schemas: the extension's and neardup_internal, a member of the
+-- extension that every role may use (the type I/O, operators and
+-- indexes call its functions for every role).
+SELECT s.nspname AS schema, count(f.oid) AS functions,
+       count(f.oid) FILTER (WHERE f.support) AS support,
+       count(f.oid) FILTER (WHERE obj_description(f.oid, 'pg_proc') IS NOT NULL) AS commented,
+       s.oid = (SELECT e.extnamespace FROM pg_extension e WHERE e.extname = 'neardup') AS extension_schema,
+       EXISTS (SELECT FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'neardup'
+               WHERE d.classid = 'pg_namespace'::regclass AND d.objid = s.oid AND d.deptype = 'e') AS member,
+       has_schema_privilege('public', s.oid, 'USAGE') AS public_usage,
+       has_schema_privilege('public', s.oid, 'CREATE') AS public_create
+FROM pg_namespace s JOIN nd_function_role f ON f.schema = s.nspname
+GROUP BY s.oid, s.nspname ORDER BY 1;
+
+-- No support function in the extension's schema (\df shows none of them).
+SELECT oid::regprocedure AS support_function_in_extension_schema, roles
+FROM nd_function_role
+WHERE support AND schema = (SELECT e.extnamespace::regnamespace::text FROM pg_extension e WHERE e.extname = 'neardup')
+ORDER BY 1::text;
+
+-- Every function in neardup_internal, with why it is there: a support
+-- role, or a helper of a PL/pgSQL or SQL function (gist_simhash64_fetch
+-- is in no operator class since 0.3 and has neither).
+SELECT proname, roles FROM nd_function_role WHERE schema = 'neardup_internal'
+ORDER BY 1, 2;
+
+-- Every schema-qualified call in a PL/pgSQL or SQL body of the extension
+-- to its own schema or to neardup_internal names a function there: a
+-- function made after the move must call the helpers in neardup_internal.
+SELECT p.oid::regprocedure AS caller, m[1] || '.' || m[2] AS missing_callee
+FROM pg_proc p
+JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'neardup'
+CROSS JOIN LATERAL regexp_matches(p.prosrc, '([a-z_]+)\.([a-z_0-9]+)\s*\(', 'g') m
+WHERE m[1] IN (e.extnamespace::regnamespace::text, 'neardup_internal')
+  AND NOT EXISTS (SELECT FROM pg_proc q WHERE q.proname = m[2] AND q.pronamespace::regnamespace::text = m[1])
+ORDER BY 1, 2;

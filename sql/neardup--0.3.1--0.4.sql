@@ -490,11 +490,9 @@ COMMENT ON SCHEMA neardup_internal
 ALTER FUNCTION @extschema@.simhash64_in(pg_catalog.cstring) SET SCHEMA neardup_internal;
 ALTER FUNCTION @extschema@.simhash64_out(@extschema@.simhash64) SET SCHEMA neardup_internal;
 ALTER FUNCTION @extschema@.simhash64_recv(pg_catalog.internal) SET SCHEMA neardup_internal;
-ALTER FUNCTION @extschema@.simhash64_send(@extschema@.simhash64) SET SCHEMA neardup_internal;
 ALTER FUNCTION @extschema@.hamming_ball_in(pg_catalog.cstring) SET SCHEMA neardup_internal;
 ALTER FUNCTION @extschema@.hamming_ball_out(@extschema@.hamming_ball) SET SCHEMA neardup_internal;
 ALTER FUNCTION @extschema@.hamming_ball_recv(pg_catalog.internal) SET SCHEMA neardup_internal;
-ALTER FUNCTION @extschema@.hamming_ball_send(@extschema@.hamming_ball) SET SCHEMA neardup_internal;
 ALTER FUNCTION @extschema@.simhash64_gist_key_in(pg_catalog.cstring) SET SCHEMA neardup_internal;
 ALTER FUNCTION @extschema@.simhash64_gist_key_out(@extschema@.simhash64_gist_key) SET SCHEMA neardup_internal;
 
@@ -572,6 +570,36 @@ ALTER FUNCTION @extschema@.simhash_layout_nearest_rows(pg_catalog.regclass, @ext
 
 -- the GiST key storage type (after its functions, named by it above)
 ALTER TYPE @extschema@.simhash64_gist_key SET SCHEMA neardup_internal;
+
+/*
+ * The binary output functions of simhash64 and hamming_ball are made anew
+ * in neardup_internal, and the old ones dropped, rather than moved: the
+ * order of DROP EXTENSION ... CASCADE depends on it.  It visits the
+ * extension's members newest first, each after what depends on it.  The
+ * schema, newer than every function it holds, would lead it to the
+ * operator class support functions before the types, and so before the
+ * indexes on columns of those types: an index dropped after its GIN
+ * options function fails ("cache lookup failed for function"), and an
+ * index dropped after its operator class's support rows leaves the
+ * session's operator class cache without them when the DROP is rolled
+ * back.  A member newer than the schema on which each type depends makes
+ * it drop the columns and indexes first, as before the schema.
+ */
+CREATE FUNCTION neardup_internal.simhash64_send(@extschema@.simhash64)
+RETURNS pg_catalog.bytea
+AS 'MODULE_PATHNAME', 'simhash64_send'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+ALTER TYPE @extschema@.simhash64 SET (SEND = neardup_internal.simhash64_send);
+DROP FUNCTION @extschema@.simhash64_send(@extschema@.simhash64);
+COMMENT ON FUNCTION neardup_internal.simhash64_send(@extschema@.simhash64) IS 'I/O: a fingerprint to binary';
+
+CREATE FUNCTION neardup_internal.hamming_ball_send(@extschema@.hamming_ball)
+RETURNS pg_catalog.bytea
+AS 'MODULE_PATHNAME', 'hamming_ball_send'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+ALTER TYPE @extschema@.hamming_ball SET (SEND = neardup_internal.hamming_ball_send);
+DROP FUNCTION @extschema@.hamming_ball_send(@extschema@.hamming_ball);
+COMMENT ON FUNCTION neardup_internal.hamming_ball_send(@extschema@.hamming_ball) IS 'I/O: a Hamming ball to binary';
 
 /*
  * The PL/pgSQL and SQL functions call their helpers as
