@@ -142,3 +142,64 @@ CROSS JOIN LATERAL regexp_matches(p.prosrc, '([a-z_]+)\.([a-z_0-9]+)\s*\(', 'g')
 WHERE m[1] IN (e.extnamespace::regnamespace::text, 'neardup_internal')
   AND NOT EXISTS (SELECT FROM pg_proc q WHERE q.proname = m[2] AND q.pronamespace::regnamespace::text = m[1])
 ORDER BY 1, 2;
+
+--
+-- DROP EXTENSION ... CASCADE drops the indexes on the extension's types
+-- before the support functions they call (it visits the extension's
+-- members newest first; neardup_internal.simhash64_send and
+-- hamming_ball_send, newer than the schema, lead it to the types first).
+-- Dropped the other way round, a session that had read a GIN index may
+-- fail the DROP ("cache lookup failed for function": its options
+-- function), and a session that rolls the DROP back keeps operator
+-- classes without their support functions ("missing GIN support
+-- function").  Both sessions are checked: after the rolled-back DROP,
+-- each index kind, one table each, answers as the sequential scan.
+--
+CREATE TABLE cat_gin (id int, sh simhash64);
+INSERT INTO cat_gin SELECT i, (hashint8extended(i / 3, 0))::simhash64 FROM generate_series(1, 300) i;
+CREATE TABLE cat_gist AS SELECT * FROM cat_gin;
+CREATE TABLE cat_ham AS SELECT * FROM cat_gin;
+CREATE TABLE cat_btree AS SELECT * FROM cat_gin;
+CREATE TABLE cat_hash AS SELECT * FROM cat_gin;
+CREATE TABLE cat_ball AS SELECT id, hamming_ball(sh, 2) AS b FROM cat_gin;
+CREATE INDEX ON cat_gin USING gin (sh);
+CREATE INDEX ON cat_gist USING gist (sh);
+CREATE INDEX ON cat_ham USING hamming (sh);
+CREATE INDEX ON cat_btree (sh);
+CREATE INDEX ON cat_hash USING hash (sh);
+CREATE INDEX ON cat_ball USING gist (b);
+ANALYZE cat_gin, cat_gist, cat_ham, cat_btree, cat_hash, cat_ball;
+SELECT (hashint8extended(7 / 3, 0))::simhash64 AS q \gset
+-- the sequential scan's answers
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) AS near FROM cat_gin WHERE sh <~> :'q' <= 3 \gset
+SELECT count(*) AS same FROM cat_gin WHERE sh = :'q' \gset
+SELECT count(*) AS balls FROM cat_ball WHERE b && hamming_ball(:'q', 2) \gset
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+\set answers 'SELECT (SELECT count(*) FROM cat_gin WHERE sh <~> :\'q\' <= 3) = :near AS gin, (SELECT count(*) FROM cat_gist WHERE sh <~> :\'q\' <= 3) = :near AS gist, (SELECT count(*) FROM cat_ham WHERE sh <~> :\'q\' <= 3) = :near AS hamming, (SELECT count(*) FROM cat_btree WHERE sh = :\'q\') = :same AS btree, (SELECT count(*) FROM cat_hash WHERE sh = :\'q\') = :same AS hash, (SELECT count(*) FROM cat_ball WHERE b && hamming_ball(:\'q\', 2)) = :balls AS ball_gist'
+-- the plans read the indexes
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM cat_gin WHERE sh <~> :'q' <= 3;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM cat_hash WHERE sh = :'q';
+:answers;
+-- a new session that reads the GIN index before the DROP
+\c
+SET enable_seqscan = off;
+SELECT count(*) = :near AS gin FROM cat_gin WHERE sh <~> :'q' <= 3;
+BEGIN;
+SET LOCAL client_min_messages = warning;
+DROP EXTENSION neardup CASCADE;
+ROLLBACK;
+:answers;
+-- a new session whose first use of the indexes follows the DROP
+\c
+BEGIN;
+SET LOCAL client_min_messages = warning;
+DROP EXTENSION neardup CASCADE;
+ROLLBACK;
+SET enable_seqscan = off;
+:answers;
+RESET enable_seqscan;
+DROP TABLE cat_gin, cat_gist, cat_ham, cat_btree, cat_hash, cat_ball;
