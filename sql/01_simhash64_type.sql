@@ -72,11 +72,11 @@ SELECT NULL::simhash64 AS null_value, NULL::text::simhash64 IS NULL AS is_null;
 -- Binary I/O: 8 bytes in network byte order, the same as bigint's
 --
 
-SELECT simhash64_send('0123456789abcdef') AS send,
-       simhash64_send('ffffffffffffffff') AS send_max,
-       simhash64_send('0000000000000001') AS send_one;
+SELECT neardup_internal.simhash64_send('0123456789abcdef') AS send,
+       neardup_internal.simhash64_send('ffffffffffffffff') AS send_max,
+       neardup_internal.simhash64_send('0000000000000001') AS send_one;
 
-SELECT count(*) FILTER (WHERE simhash64_send(h) = int8send(h::bigint)) AS like_int8
+SELECT count(*) FILTER (WHERE neardup_internal.simhash64_send(h) = int8send(h::bigint)) AS like_int8
 FROM sh;
 
 -- Round trip through COPY BINARY, which calls simhash64_recv.  The file is
@@ -172,8 +172,8 @@ SELECT '0123456789abcdef'::simhash64::bit;
 -- bytea: 8 bytes, big-endian.
 SELECT '0123456789abcdef'::simhash64::bytea AS to_bytea,
        '\xfedcba9876543210'::bytea::simhash64 AS from_bytea,
-       simhash64_to_bytea('8000000000000000') AS to_fn,
-       simhash64_from_bytea('\x0000000000000001') AS from_fn;
+       neardup_internal.simhash64_to_bytea('8000000000000000') AS to_fn,
+       neardup_internal.simhash64_from_bytea('\x0000000000000001') AS from_fn;
 
 SELECT count(*) FILTER (WHERE h::bytea = decode(h::text, 'hex')) AS reads_like_hex,
        count(*) FILTER (WHERE h::bytea::simhash64 = h) AS bytea_round_trip
@@ -209,7 +209,7 @@ SELECT h, h::bigint AS as_bigint FROM edge ORDER BY h;
 SELECT h FROM edge ORDER BY h DESC NULLS LAST;
 
 SELECT a.h AS a, b.h AS b, a.h = b.h AS eq, a.h <> b.h AS ne, a.h < b.h AS lt,
-       a.h <= b.h AS le, a.h > b.h AS gt, a.h >= b.h AS ge, simhash64_cmp(a.h, b.h) AS cmp
+       a.h <= b.h AS le, a.h > b.h AS gt, a.h >= b.h AS ge, neardup_internal.simhash64_cmp(a.h, b.h) AS cmp
 FROM edge AS a, edge AS b
 WHERE a.h IN ('0000000000000000', '7fffffffffffffff', '8000000000000000', 'ffffffffffffffff')
   AND b.h IN ('0000000000000000', '7fffffffffffffff', '8000000000000000', 'ffffffffffffffff')
@@ -223,7 +223,7 @@ SELECT count(*) AS pairs,
        count(*) FILTER (WHERE (a.h <= b.h) = (a.h::text <= b.h::text COLLATE "C")) AS le_ok,
        count(*) FILTER (WHERE (a.h > b.h) = (a.h::text > b.h::text COLLATE "C")) AS gt_ok,
        count(*) FILTER (WHERE (a.h >= b.h) = (a.h::text >= b.h::text COLLATE "C")) AS ge_ok,
-       count(*) FILTER (WHERE simhash64_cmp(a.h, b.h)
+       count(*) FILTER (WHERE neardup_internal.simhash64_cmp(a.h, b.h)
                               = sign(bttextcmp(a.h::text COLLATE "C", b.h::text))) AS cmp_ok
 FROM sh AS a, sh AS b;
 
@@ -231,7 +231,7 @@ FROM sh AS a, sh AS b;
 SELECT NULL::simhash64 = '0000000000000000' AS eq, NULL::simhash64 <> '0000000000000000' AS ne,
        NULL::simhash64 < '0000000000000000' AS lt, NULL::simhash64 <= NULL AS le,
        '0000000000000000' > NULL::simhash64 AS gt, '0000000000000000' >= NULL::simhash64 AS ge,
-       simhash64_cmp(NULL, '0000000000000000') AS cmp;
+       neardup_internal.simhash64_cmp(NULL, '0000000000000000') AS cmp;
 
 --
 -- Sorting, grouping, uniqueness, indexes, joins
@@ -322,30 +322,30 @@ RESET enable_seqscan;
 -- Hash functions.  The values are pinned: hash partitions depend on them.
 --
 
-SELECT h, simhash64_hash(h), simhash64_hash_extended(h, 0) AS extended_0,
-       simhash64_hash_extended(h, 1) AS extended_1
+SELECT h, neardup_internal.simhash64_hash(h), neardup_internal.simhash64_hash_extended(h, 0) AS extended_0,
+       neardup_internal.simhash64_hash_extended(h, 1) AS extended_1
 FROM edge WHERE h IS NOT NULL ORDER BY h;
 
 -- The mixing is the core's hash_uint32 (hashint4) applied to the low half
 -- xor the hashed high half; the extended hash does the same with the seed.
-SELECT count(*) FILTER (WHERE simhash64_hash(h) = hashint4(lo # hashint4(hi))) AS hash_ok,
-       count(*) FILTER (WHERE simhash64_hash_extended(h, 7)
+SELECT count(*) FILTER (WHERE neardup_internal.simhash64_hash(h) = hashint4(lo # hashint4(hi))) AS hash_ok,
+       count(*) FILTER (WHERE neardup_internal.simhash64_hash_extended(h, 7)
                               = hashint4extended(lo # hashint4extended(hi, 7)::bit(32)::int4, 7)) AS extended_ok
 FROM (SELECT h, h::bigint::bit(32)::int4 AS lo, (h::bigint >> 32)::bit(32)::int4 AS hi
       FROM sh) AS s;
 
 -- With seed 0 the low 32 bits of the extended hash are the standard hash;
 -- other seeds change it.
-SELECT count(*) FILTER (WHERE simhash64_hash_extended(h, 0) & 4294967295
-                              = simhash64_hash(h)::bigint & 4294967295) AS low_bits_ok,
-       count(*) FILTER (WHERE simhash64_hash_extended(h, 0)
-                              <> simhash64_hash_extended(h, 42)) AS seed_changes_hash,
-       count(DISTINCT simhash64_hash(h)) AS distinct_hashes
+SELECT count(*) FILTER (WHERE neardup_internal.simhash64_hash_extended(h, 0) & 4294967295
+                              = neardup_internal.simhash64_hash(h)::bigint & 4294967295) AS low_bits_ok,
+       count(*) FILTER (WHERE neardup_internal.simhash64_hash_extended(h, 0)
+                              <> neardup_internal.simhash64_hash_extended(h, 42)) AS seed_changes_hash,
+       count(DISTINCT neardup_internal.simhash64_hash(h)) AS distinct_hashes
 FROM sh;
 
 -- Values differing in the same bit of both halves do not collide (a plain
 -- xor fold of the halves would hash all of these like zero).
-SELECT count(*) AS values, count(DISTINCT simhash64_hash(v)) AS distinct_hashes
+SELECT count(*) AS values, count(DISTINCT neardup_internal.simhash64_hash(v)) AS distinct_hashes
 FROM (SELECT (1::bigint << i | 1::bigint << (i + 32))::simhash64 FROM generate_series(0, 31) AS i
       UNION ALL SELECT '0000000000000000') AS t(v);
 

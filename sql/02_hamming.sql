@@ -13,7 +13,7 @@ SELECT p.oid::regprocedure AS function, prorettype::regtype AS returns,
        provolatile, proisstrict, proparallel, proleakproof, prosupport
 FROM pg_proc AS p
 WHERE p.oid IN ('hamming_distance(simhash64, simhash64)'::regprocedure,
-                'simhash64_hamming(simhash64, simhash64)'::regprocedure,
+                'neardup_internal.simhash64_hamming(simhash64, simhash64)'::regprocedure,
                 'simhash_similarity(simhash64, simhash64)'::regprocedure)
 ORDER BY 1::text;
 

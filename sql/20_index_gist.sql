@@ -15,7 +15,7 @@ FROM pg_amop amop JOIN pg_opfamily f ON f.oid = amop.amopfamily
 WHERE f.opfname = 'simhash64_gist_ops'
 ORDER BY amop.amopstrategy;
 -- The key type is internal to the index.
-SELECT '(0,0)'::simhash64_gist_key;
+SELECT '(0,0)'::neardup_internal.simhash64_gist_key;
 
 -- Deterministic data: random codes, planted neighbours at distance 0..5 of
 -- codes 1..50, runs of exact duplicates, all-zero and all-one codes, a

@@ -92,7 +92,7 @@ SELECT public.dedup_keep_one('sp_docs', 'id',
 SELECT public.dedup_keep_one('sp_copy', 'id',
            $$SELECT id, cluster_id FROM public.simhash_clusters('sp_copy', 'id', 'sh', 2)$$,
            keep_order => '') AS deleted_copy;
-SELECT public.dedup_check_column('sp_docs', 'id', 'id', ARRAY['pg_catalog.int8']::pg_catalog.regtype[]);
+SELECT neardup_internal.dedup_check_column('sp_docs', 'id', 'id', ARRAY['pg_catalog.int8']::pg_catalog.regtype[]);
 SELECT pg_catalog.current_setting('neardup_test.shadow_called') AS shadows_called_by_helpers;
 
 RESET search_path;

@@ -67,7 +67,7 @@ SELECT * FROM dedup_clusters('SELECT 1::hpos2, 2::hpos') ORDER BY 1;
 SELECT * FROM dedup_representatives('"Hostile Docs"', 'My Id', 'SELECT 1, 2') ORDER BY 1;
 SELECT * FROM simhash_pairs_since('"Hostile Docs"', 'My Id', 's"h', 1, 1);
 SELECT * FROM simhash_pairs_since('"Hostile Docs"', 'My Id', 's"h', NULL, 1);
-SELECT pg_temp.err('SELECT dedup_check_column(''"Hostile Docs"'', ''My Id'', ''id'', ''{text}'')');
+SELECT pg_temp.err('SELECT neardup_internal.dedup_check_column(''"Hostile Docs"'', ''My Id'', ''id'', ''{text}'')');
 
 -- dedup_clusters: what the pairs query may not be
 SELECT q, pg_temp.err(q) FROM (VALUES

@@ -187,7 +187,7 @@ SELECT blocks, b, parts,
        max(r.block_to - r.block_from) - min(r.block_to - r.block_from) AS spread
 FROM (VALUES (4, 1, 16), (4, 4, 7), (3, 1, 5), (3, 3, 5), (2, 2, 4096), (16, 16, 16)) v(blocks, b, parts),
      LATERAL (SELECT r.*, lead(r.block_from) OVER (ORDER BY p) AS lead_from
-              FROM generate_series(0, parts - 1) p, simhash_layout_range(b, blocks, parts, p) r) r
+              FROM generate_series(0, parts - 1) p, neardup_internal.simhash_layout_range(b, blocks, parts, p) r) r
 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3;
 
 -- exclude_within: the near-duplicate constraint instead of the index; its
@@ -266,9 +266,9 @@ SELECT q AS call, pg_temp.try(q) AS outcome FROM (VALUES
 ) v(q);
 
 -- The support functions stay STRICT: NULL in, NULL (or no rows) out.
-SELECT simhash_layout_blocks(NULL) AS blocks, simhash_layout_name(NULL, '_b1') AS name,
-       (SELECT count(*) FROM simhash_layout_partitions(NULL, 1)) AS partitions,
-       (simhash_layout_parts(NULL)).name AS parts_name;
+SELECT simhash_layout_blocks(NULL) AS blocks, neardup_internal.simhash_layout_name(NULL, '_b1') AS name,
+       (SELECT count(*) FROM neardup_internal.simhash_layout_partitions(NULL, 1)) AS partitions,
+       (neardup_internal.simhash_layout_parts(NULL)).name AS parts_name;
 
 -- A layout whose partitions are local tables (as simhash_layout_create
 -- makes them, without the shards): an empty ids array deletes nothing, a

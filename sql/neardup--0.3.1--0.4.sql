@@ -452,3 +452,194 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION @extschema@.hamming_stats(pg_catalog.regclass) IS 'a hamming index''s runs and lists as its metapage gives them: tables, entries of the runs, of the pending list, of the list being flushed, NULL entries, flushes since the build (merges: the same count) and those an inserting session did itself, pages, flushes, compactions, and the pages that hold no run or list';
 
 -- ===== end section: hamming_stats counts flushes, compactions and unused pages =====
+
+-- ===== section: support functions in a schema of their own =====
+
+/*
+ * The functions PostgreSQL calls and users do not (type input and output,
+ * the functions behind operators, casts and aggregates, operator class
+ * and access method support, planner support and selectivity estimators)
+ * and the internal helpers of the PL/pgSQL functions move to the schema
+ * neardup_internal, so that \df in the extension's schema lists what a
+ * user calls.  Moving keeps every OID: operators, operator classes, casts,
+ * aggregates, indexes, constraints and views that use them are unchanged.
+ * The schema belongs to the extension (DROP EXTENSION drops it) and to
+ * the role that runs the script (the bootstrap superuser for a trusted
+ * install); PUBLIC may use it, as every role calls these functions through
+ * the types, operators and indexes.  The name is fixed: a database has one
+ * neardup, and a schema of that name that is not the extension's is an
+ * error here rather than a place to mix objects into.
+ */
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_catalog.pg_namespace WHERE nspname OPERATOR(pg_catalog.=) 'neardup_internal') THEN
+        RAISE EXCEPTION 'schema "neardup_internal" already exists'
+            USING ERRCODE = 'duplicate_schema',
+                  DETAIL = 'neardup 0.4 keeps its support functions in a schema of that name, which it creates.',
+                  HINT = 'Rename or drop that schema, then create or update the extension.';
+    END IF;
+END
+$$;
+
+CREATE SCHEMA neardup_internal;
+GRANT USAGE ON SCHEMA neardup_internal TO PUBLIC;
+COMMENT ON SCHEMA neardup_internal
+    IS 'neardup''s support functions: type I/O, operator, cast and aggregate implementations, index and planner support, internal helpers (not called by name)';
+
+-- type input and output
+ALTER FUNCTION @extschema@.simhash64_in(pg_catalog.cstring) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_out(@extschema@.simhash64) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_recv(pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.hamming_ball_in(pg_catalog.cstring) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.hamming_ball_out(@extschema@.hamming_ball) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.hamming_ball_recv(pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_gist_key_in(pg_catalog.cstring) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_gist_key_out(@extschema@.simhash64_gist_key) SET SCHEMA neardup_internal;
+
+-- casts
+ALTER FUNCTION @extschema@.simhash64_from_bit(pg_catalog.varbit) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_from_bytea(pg_catalog.bytea) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_to_bit(@extschema@.simhash64, pg_catalog.int4) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_to_varbit(@extschema@.simhash64, pg_catalog.int4) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_to_bytea(@extschema@.simhash64) SET SCHEMA neardup_internal;
+
+-- operators: comparison, <~>, <@, @>, && and the estimators of <@ and @>
+ALTER FUNCTION @extschema@.simhash64_eq(@extschema@.simhash64, @extschema@.simhash64) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_ne(@extschema@.simhash64, @extschema@.simhash64) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_lt(@extschema@.simhash64, @extschema@.simhash64) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_le(@extschema@.simhash64, @extschema@.simhash64) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_gt(@extschema@.simhash64, @extschema@.simhash64) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_ge(@extschema@.simhash64, @extschema@.simhash64) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_hamming(@extschema@.simhash64, @extschema@.simhash64) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_within_ball(@extschema@.simhash64, @extschema@.hamming_ball) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.hamming_ball_contains(@extschema@.hamming_ball, @extschema@.simhash64) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.hamming_ball_collides(@extschema@.hamming_ball, @extschema@.hamming_ball) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.hamming_ball_restrict_sel(pg_catalog.internal, pg_catalog.oid, pg_catalog.internal, pg_catalog.int4) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.hamming_ball_join_sel(pg_catalog.internal, pg_catalog.oid, pg_catalog.internal, pg_catalog.int2, pg_catalog.internal) SET SCHEMA neardup_internal;
+
+-- operator classes: btree and hash, GIN, GiST; the hamming access method
+ALTER FUNCTION @extschema@.simhash64_cmp(@extschema@.simhash64, @extschema@.simhash64) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_sortsupport(pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_hash(@extschema@.simhash64) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_hash_extended(@extschema@.simhash64, pg_catalog.int8) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_gin_extract_value(@extschema@.simhash64, pg_catalog.internal, pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_gin_extract_query(@extschema@.simhash64, pg_catalog.internal, pg_catalog.int2, pg_catalog.internal, pg_catalog.internal, pg_catalog.internal, pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_gin_consistent(pg_catalog.internal, pg_catalog.int2, @extschema@.simhash64, pg_catalog.int4, pg_catalog.internal, pg_catalog.internal, pg_catalog.internal, pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_gin_compare_partial(@extschema@.simhash64, @extschema@.simhash64, pg_catalog.int2, pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_gin_triconsistent(pg_catalog.internal, pg_catalog.int2, @extschema@.simhash64, pg_catalog.int4, pg_catalog.internal, pg_catalog.internal, pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_gin_options(pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.gist_simhash64_consistent(pg_catalog.internal, @extschema@.simhash64, pg_catalog.int2, pg_catalog.oid, pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.gist_simhash64_union(pg_catalog.internal, pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.gist_simhash64_compress(pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.gist_simhash64_penalty(pg_catalog.internal, pg_catalog.internal, pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.gist_simhash64_picksplit(pg_catalog.internal, pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.gist_simhash64_same(@extschema@.simhash64_gist_key, @extschema@.simhash64_gist_key, pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.gist_simhash64_distance(pg_catalog.internal, @extschema@.simhash64, pg_catalog.int2, pg_catalog.oid, pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.gist_simhash64_sortsupport(pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.gist_simhash64_fetch(pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.gist_hamming_ball_compress(pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.gist_hamming_ball_consistent(pg_catalog.internal, @extschema@.hamming_ball, pg_catalog.int2, pg_catalog.oid, pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.hamming_handler(pg_catalog.internal) SET SCHEMA neardup_internal;
+
+-- planner support
+ALTER FUNCTION @extschema@.hamming_support(pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.within_support(pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.minhash_bands_support(pg_catalog.internal) SET SCHEMA neardup_internal;
+
+-- simhash_agg's state
+ALTER FUNCTION @extschema@.simhash_agg_trans(pg_catalog.internal, pg_catalog.text, pg_catalog.float4) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash_agg_trans(pg_catalog.internal, pg_catalog.text) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash_agg_final(pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash_agg_combine(pg_catalog.internal, pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash_agg_serialize(pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash_agg_deserialize(pg_catalog.bytea, pg_catalog.internal) SET SCHEMA neardup_internal;
+
+-- helpers of the dedup and layout functions
+ALTER FUNCTION @extschema@.dedup_check_column(pg_catalog.regclass, pg_catalog.name, pg_catalog.text, pg_catalog.regtype[]) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.dedup_keep_order_problem(pg_catalog.regclass, pg_catalog.name, pg_catalog.text) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash_clusters_apply(pg_catalog.regclass, pg_catalog.int8[], pg_catalog.int8[]) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash_layout_check_args(pg_catalog.int4, pg_catalog.int4) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash_layout_name(pg_catalog.text, pg_catalog.text) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash_layout_range(pg_catalog.int4, pg_catalog.int4, pg_catalog.int4, pg_catalog.int4) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash_layout_partitions(pg_catalog.regclass, pg_catalog.int4) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash_layout_parts(pg_catalog.regclass) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash_layout_digest(pg_catalog.regclass[]) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash_layout_error(pg_catalog.regclass, pg_catalog.text, pg_catalog.text, pg_catalog.text, pg_catalog.text, pg_catalog.text) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash_layout_within_rows(pg_catalog.regclass, @extschema@.simhash64, pg_catalog.int4) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash_layout_nearest_rows(pg_catalog.regclass, @extschema@.simhash64, pg_catalog.int4) SET SCHEMA neardup_internal;
+
+-- the GiST key storage type (after its functions, named by it above)
+ALTER TYPE @extschema@.simhash64_gist_key SET SCHEMA neardup_internal;
+
+/*
+ * The binary output functions of simhash64 and hamming_ball are made anew
+ * in neardup_internal, and the old ones dropped, rather than moved: the
+ * order of DROP EXTENSION ... CASCADE depends on it.  It visits the
+ * extension's members newest first, each after what depends on it.  The
+ * schema, newer than every function it holds, would lead it to the
+ * operator class support functions before the types, and so before the
+ * indexes on columns of those types: an index dropped after its GIN
+ * options function fails ("cache lookup failed for function"), and an
+ * index dropped after its operator class's support rows leaves the
+ * session's operator class cache without them when the DROP is rolled
+ * back.  A member newer than the schema on which each type depends makes
+ * it drop the columns and indexes first, as before the schema.
+ */
+CREATE FUNCTION neardup_internal.simhash64_send(@extschema@.simhash64)
+RETURNS pg_catalog.bytea
+AS 'MODULE_PATHNAME', 'simhash64_send'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+ALTER TYPE @extschema@.simhash64 SET (SEND = neardup_internal.simhash64_send);
+DROP FUNCTION @extschema@.simhash64_send(@extschema@.simhash64);
+COMMENT ON FUNCTION neardup_internal.simhash64_send(@extschema@.simhash64) IS 'I/O: a fingerprint to binary';
+
+CREATE FUNCTION neardup_internal.hamming_ball_send(@extschema@.hamming_ball)
+RETURNS pg_catalog.bytea
+AS 'MODULE_PATHNAME', 'hamming_ball_send'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+ALTER TYPE @extschema@.hamming_ball SET (SEND = neardup_internal.hamming_ball_send);
+DROP FUNCTION @extschema@.hamming_ball_send(@extschema@.hamming_ball);
+COMMENT ON FUNCTION neardup_internal.hamming_ball_send(@extschema@.hamming_ball) IS 'I/O: a Hamming ball to binary';
+
+/*
+ * The PL/pgSQL and SQL functions call their helpers as
+ * @extschema@.name(...): each one whose body does is made again with
+ * neardup_internal.name(...), from its own definition (same arguments,
+ * settings, owner, privileges and comment).  Functions made after this
+ * section must name the helpers in neardup_internal themselves
+ * (sql/17_catalog.sql checks every schema-qualified call in a body).
+ */
+DO $$
+DECLARE
+    f pg_catalog.oid;
+    def pg_catalog.text;
+    moved pg_catalog.text;
+    old pg_catalog.text;
+BEGIN
+    FOR f IN
+        SELECT p.oid FROM pg_catalog.pg_proc p
+        JOIN pg_catalog.pg_depend d ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+             AND d.objid OPERATOR(pg_catalog.=) p.oid AND d.deptype OPERATOR(pg_catalog.=) 'e'
+        JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) d.refobjid
+             AND e.extname OPERATOR(pg_catalog.=) 'neardup'
+        JOIN pg_catalog.pg_language l ON l.oid OPERATOR(pg_catalog.=) p.prolang
+        WHERE l.lanname OPERATOR(pg_catalog.=) ANY (ARRAY['plpgsql', 'sql'])
+        ORDER BY p.oid
+    LOOP
+        def := pg_catalog.pg_get_functiondef(f);
+        old := def;
+        FOR moved IN
+            SELECT DISTINCT p.proname FROM pg_catalog.pg_proc p
+            WHERE p.pronamespace OPERATOR(pg_catalog.=) 'neardup_internal'::pg_catalog.regnamespace
+        LOOP
+            def := pg_catalog.replace(def, '@extschema@.' OPERATOR(pg_catalog.||) moved OPERATOR(pg_catalog.||) '(',
+                                      'neardup_internal.' OPERATOR(pg_catalog.||) moved OPERATOR(pg_catalog.||) '(');
+        END LOOP;
+        IF def OPERATOR(pg_catalog.<>) old THEN
+            EXECUTE def;
+        END IF;
+    END LOOP;
+END
+$$;
+
+-- ===== end section: support functions in a schema of their own =====

@@ -11,6 +11,11 @@
  * SET SCHEMA.  The lookups are cheap, so a cache dropped by unrelated DDL
  * costs nothing worth avoiding.
  *
+ * Functions users do not call by name live in the schema neardup_internal
+ * from 0.4 on (doc/reference.md); the one the planner needs, the function
+ * behind <~>, is found through the operator, whichever schema holds it, so
+ * that the library serves a database still on an older version's SQL.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -27,6 +32,7 @@
 #include "utils/catcache.h"
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
@@ -131,9 +137,6 @@ nd_catalog(void)
 		c.namespace = nsp;
 		c.simhash64_type = nd_lookup_type("simhash64", nsp);
 		c.hamming_ball_type = nd_lookup_type("hamming_ball", nsp);
-		c.hamming_fn = nd_lookup_func("simhash64_hamming", nsp, 2,
-									  c.simhash64_type, c.simhash64_type,
-									  InvalidOid);
 		c.distance_fn = nd_lookup_func("hamming_distance", nsp, 2,
 									   c.simhash64_type, c.simhash64_type,
 									   InvalidOid);
@@ -154,6 +157,8 @@ nd_catalog(void)
 											INT8ARRAYOID, INT8ARRAYOID, InvalidOid);
 		c.distance_op = nd_lookup_oper("<~>", nsp,
 									   c.simhash64_type, c.simhash64_type);
+		/* simhash64_hamming(), in neardup_internal from 0.4 on */
+		c.hamming_fn = OidIsValid(c.distance_op) ? get_opcode(c.distance_op) : InvalidOid;
 		c.similarity_fn = nd_lookup_func("simhash_similarity", nsp, 2,
 										 c.simhash64_type, c.simhash64_type,
 										 InvalidOid);

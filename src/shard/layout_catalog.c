@@ -54,7 +54,9 @@ layout_not_found(Oid view)
 /*
  * The function of every copy's partition key: this extension's
  * simhash_block(simhash64, int4, int4), in the schema ext_nsp of the
- * function that asks (all of the extension's functions share one schema).
+ * function that asks (simhash_layout_blocks or simhash_layout_within_sql,
+ * both in the extension's schema with simhash64 and simhash_block; only
+ * its support functions are in neardup_internal).
  * Matched by OID, so a function of that name elsewhere is not it.
  */
 static Oid

@@ -669,16 +669,16 @@ CREATE OPERATOR CLASS nd_gist_fetch_ops FOR TYPE simhash64 USING gist AS
     OPERATOR 8 <@ (simhash64, hamming_ball),
     OPERATOR 15 <~> (simhash64, simhash64) FOR ORDER BY integer_ops,
     OPERATOR 18 = (simhash64, simhash64),
-    FUNCTION 1 gist_simhash64_consistent(internal, simhash64, int2, oid, internal),
-    FUNCTION 2 gist_simhash64_union(internal, internal),
-    FUNCTION 3 gist_simhash64_compress(internal),
-    FUNCTION 5 gist_simhash64_penalty(internal, internal, internal),
-    FUNCTION 6 gist_simhash64_picksplit(internal, internal),
-    FUNCTION 7 gist_simhash64_same(simhash64_gist_key, simhash64_gist_key, internal),
-    FUNCTION 8 gist_simhash64_distance(internal, simhash64, int2, oid, internal),
+    FUNCTION 1 neardup_internal.gist_simhash64_consistent(internal, simhash64, int2, oid, internal),
+    FUNCTION 2 neardup_internal.gist_simhash64_union(internal, internal),
+    FUNCTION 3 neardup_internal.gist_simhash64_compress(internal),
+    FUNCTION 5 neardup_internal.gist_simhash64_penalty(internal, internal, internal),
+    FUNCTION 6 neardup_internal.gist_simhash64_picksplit(internal, internal),
+    FUNCTION 7 neardup_internal.gist_simhash64_same(neardup_internal.simhash64_gist_key, neardup_internal.simhash64_gist_key, internal),
+    FUNCTION 8 neardup_internal.gist_simhash64_distance(internal, simhash64, int2, oid, internal),
     FUNCTION 9 nd_gist_fetch_02(internal),
-    FUNCTION 11 gist_simhash64_sortsupport(internal),
-    STORAGE simhash64_gist_key;
+    FUNCTION 11 neardup_internal.gist_simhash64_sortsupport(internal),
+    STORAGE neardup_internal.simhash64_gist_key;
 EOF
 	g=$(gist_vacuum "control (GiST with a fetch function)" t4f t4f_gist "nd_gist_fetch_ops")
 	IFS='|' read -r scan rows after <<<"$g"

@@ -68,6 +68,9 @@ detail AS (
             SELECT format('context=%s method=%s func=%s', c.castcontext, c.castmethod,
                           c.castfunc::regprocedure)
             FROM pg_cast c WHERE c.oid = m.objid)
+        WHEN 'pg_namespace'::regclass THEN (
+            SELECT format('owner=%s acl=%s', n.nspowner::regrole, n.nspacl)
+            FROM pg_namespace n WHERE n.oid = m.objid)
         WHEN 'pg_am'::regclass THEN (
             SELECT format('type=%s handler=%s', a.amtype, a.amhandler::regprocedure)
             FROM pg_am a WHERE a.oid = m.objid)
