@@ -9,8 +9,10 @@
 #include "postgres.h"
 
 #include "access/tableam.h"
+#include "access/xloginsert.h"
 #include "catalog/index.h"
 #include "miscadmin.h"
+#include "storage/smgr.h"
 #include "utils/rel.h"
 
 #include "hamming.h"
@@ -126,4 +128,19 @@ ham_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	result->heap_tuples = reltuples;
 	result->index_tuples = bs.indtuples;
 	return result;
+}
+
+/* The metapage of an unlogged index's init fork, as contrib/bloom writes it. */
+void
+ham_buildempty(Relation index)
+{
+	Page		metapage = (Page) palloc(BLCKSZ);
+
+	ham_init_meta_page(metapage, ham_option_blocks(index));
+	PageSetChecksumInplace(metapage, HAM_METAPAGE_BLKNO);
+	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, HAM_METAPAGE_BLKNO,
+			  (char *) metapage, true);
+	log_newpage(&nd_smgr_locator(RelationGetSmgr(index)), INIT_FORKNUM,
+				HAM_METAPAGE_BLKNO, metapage, true);
+	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 }

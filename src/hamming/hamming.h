@@ -317,28 +317,48 @@ ham_unmerged_entries(const HamSnapshot *snap)
 	return snap->pending.nentries + snap->sealed.nentries;
 }
 
-/* ham_utils.c */
+/* ham_handler.c: the handler, options and indexed types */
 extern void ham_init_reloptions(void);
+extern bytea *ham_options(Datum reloptions, bool validate);
+extern int	ham_option_blocks(Relation index);
+extern int	ham_pending_limit_entries(Relation index);
+extern bool ham_option_background_merge(Relation index);
+extern bool ham_indexes_balls(Relation index);
+extern bool ham_is_hamming_index(Relation rel);
+
+/* ham_open.c: the index an SQL function is given */
+extern void ham_check_owner(Oid indexoid);
+extern Relation ham_open_index(Oid indexoid, LOCKMODE lockmode);
+extern List *ham_leaf_indexes(Oid indexoid);
+
+/* ham_page.c: pages */
+extern void ham_init_opaque(HamPageOpaque opaque, uint16 kind, uint32 epoch, uint16 table);
 extern void ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table);
-extern void ham_init_meta_page(Page page, int nblocks);
 extern Buffer ham_new_buffer(Relation index);
-extern void ham_read_snapshot(Relation index, HamSnapshot *snap);
-extern int	ham_meta_get_runs(Relation index, const HamMetaPageData *meta, HamRunRef *runs);
-extern void ham_meta_set_runs(HamMetaPageData *meta, const HamRunRef *runs, int n);
 extern Buffer ham_read_page(Relation index, BlockNumber blkno, uint16 kind, uint32 epoch,
 							 int table);
 extern void ham_check_page(Relation index, Buffer buf, uint16 kind, uint32 epoch, int table);
 extern bool ham_page_live(const HamSnapshot *snap, Page page);
-extern void ham_empty_list(HamList *list, uint32 epoch);
-extern int	ham_pending_limit_entries(Relation index);
-extern bool ham_option_background_merge(Relation index);
-extern int	ham_default_blocks(double rows);
-extern int	ham_option_blocks(Relation index);
-extern bool ham_indexes_balls(Relation index);
-extern void ham_list_append(Relation index, int which, uint64 code, ItemPointer tid,
-							HamSnapshot *snap);
+
+/* ham_wal.c: the page changes WAL-logged by hand */
 extern void ham_page_append(Relation index, Buffer buf, uint64 code, ItemPointer tid);
 extern void ham_page_set_free(Relation index, Buffer buf);
+
+/* ham_meta.c: the metapage */
+extern void ham_empty_list(HamList *list, uint32 epoch);
+extern void ham_init_meta_page(Page page, int nblocks);
+extern void ham_meta_check(Relation index, HamMetaPageData *meta);
+extern int	ham_meta_get_runs(Relation index, const HamMetaPageData *meta, HamRunRef *runs);
+extern void ham_meta_set_runs(HamMetaPageData *meta, const HamRunRef *runs, int n);
+extern void ham_meta_snapshot(Relation index, const HamMetaPageData *meta, HamSnapshot *snap);
+extern void ham_read_snapshot(Relation index, HamSnapshot *snap);
+
+/* ham_list.c: the pending, sealed and nulls lists */
+#define HAM_LIST_PENDING	0
+#define HAM_LIST_NULLS		1
+
+extern void ham_list_append(Relation index, int which, uint64 code, ItemPointer tid,
+							HamSnapshot *snap);
 
 /* Called with each page of a list, share-locked */
 typedef void (*HamListVisit) (Page page, void *arg);
@@ -346,12 +366,6 @@ extern void ham_list_walk(Relation index, const HamList *list, HamListVisit visi
 extern uint64 ham_list_entries(Relation index, const HamList *list);
 extern void ham_list_count_page(Relation index, BlockNumber blkno, BlockNumber *visited,
 								BlockNumber *limit);
-extern bytea *ham_options(Datum reloptions, bool validate);
-extern bool ham_is_hamming_index(Relation rel);
-extern void ham_check_owner(Oid indexoid);
-extern Relation ham_open_index(Oid indexoid, LOCKMODE lockmode);
-extern List *ham_leaf_indexes(Oid indexoid);
-extern void ham_buildempty(Relation index);
 
 /*
  * The code an index value is stored under: the value itself (simhash64),
@@ -363,9 +377,6 @@ ham_value_code(bool balls, Datum value)
 {
 	return balls ? DatumGetHammingBallP(value)->center : DatumGetSimhash64(value);
 }
-
-#define HAM_LIST_PENDING	0
-#define HAM_LIST_NULLS		1
 
 /* ham_run.c: writing a run from sorted entries, reading its directory */
 typedef struct HamRunWriter HamRunWriter;
@@ -402,6 +413,7 @@ extern bool ham_list_cache_search(Relation index, const HamSnapshot *snap, const
 
 /* ham_build.c */
 extern IndexBuildResult *ham_build(Relation heap, Relation index, IndexInfo *indexInfo);
+extern void ham_buildempty(Relation index);
 
 /* ham_insert.c */
 extern bool ham_insert(Relation index, Datum *values, bool *isnull,
