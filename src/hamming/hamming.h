@@ -378,7 +378,7 @@ ham_value_code(bool balls, Datum value)
 	return balls ? DatumGetHammingBallP(value)->center : DatumGetSimhash64(value);
 }
 
-/* ham_run.c: writing a run from sorted entries, reading its directory */
+/* ham_run_writer.c: writing a run */
 typedef struct HamRunWriter HamRunWriter;
 
 extern HamRunWriter *ham_run_writer_begin(Relation index, int nblocks, uint32 epoch,
@@ -390,6 +390,8 @@ extern void ham_run_writer_abandon(HamRunWriter *w);
 extern int	ham_debug_run_header_dirs;
 extern int	ham_debug_run_page_delay;
 extern void ham_init_run_gucs(void);
+
+/* ham_run_reader.c: reading a run */
 extern void ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch,
 							 HamRunDir *dir);
 extern void ham_run_dir_load_table(Relation index, HamRunDir *dir, int table);
