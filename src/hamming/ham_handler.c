@@ -203,6 +203,17 @@ ham_pending_limit_entries(Relation index)
 	return (int) Min((double) kb * 1024.0 / HAM_ENTRY_SIZE, (double) INT_MAX);
 }
 
+/*
+ * The pending entries at which an insert flushes the list: the
+ * pending_limit, whatever the size of the index -- the list is what every
+ * scan reads whole.  It is also the unit of the compaction tiers.
+ */
+uint64
+ham_merge_threshold(Relation index)
+{
+	return Max((uint64) ham_pending_limit_entries(index), 1);
+}
+
 bool
 ham_option_background_merge(Relation index)
 {

@@ -132,3 +132,31 @@ ham_read_snapshot(Relation index, HamSnapshot *snap)
 	ham_meta_snapshot(index, meta, snap);
 	UnlockReleaseBuffer(buf);
 }
+
+/*
+ * Set and clear metapage flags, WAL-logged; bump_cleanups also invalidates
+ * every backend's cached lists (ham_cache.c).  The caller holds the merge
+ * lock.
+ */
+void
+ham_meta_set_flags(Relation index, uint32 set, uint32 clear, bool bump_cleanups)
+{
+	Buffer		metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
+	GenericXLogState *state;
+	HamMetaPageData *meta;
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	meta = HamPageGetMeta(BufferGetPage(metabuf));
+	if (!bump_cleanups && (meta->flags & set) == set && (meta->flags & clear) == 0)
+	{
+		UnlockReleaseBuffer(metabuf);
+		return;
+	}
+	state = GenericXLogStart(index);
+	meta = HamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	meta->flags = (meta->flags | set) & ~clear;
+	if (bump_cleanups)
+		meta->list_cleanups++;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+}

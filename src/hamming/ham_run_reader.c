@@ -31,26 +31,6 @@ ham_run_pages(const HamRunDir *dir)
 	return pages;
 }
 
-/*
- * Pages of the index that hold no run or list: recycled ones, and those
- * merges retired that wait to be.
- */
-int64
-ham_unused_pages(Relation index, const HamSnapshot *snap)
-{
-	int64		used = 1 + snap->pending.npages + snap->sealed.npages + snap->nulls.npages;
-
-	for (int r = 0; r < snap->nruns; r++)
-	{
-		HamRunDir	dir;
-
-		ham_run_dir_open(index, snap->runs[r].header, snap->runs[r].epoch, &dir);
-		used += ham_run_pages(&dir);
-		pfree(dir.header);
-	}
-	return Max((int64) RelationGetNumberOfBlocks(index) - used, 0);
-}
-
 /* Read a run's header; the tables' directories are loaded when needed. */
 void
 ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch, HamRunDir *dir)

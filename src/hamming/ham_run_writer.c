@@ -553,3 +553,91 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir **old, int nold, uint64 *nentri
 	header->nentries = *nentries;
 	return write_page(w->index, header_image);
 }
+
+typedef struct HamRunFeed
+{
+	Relation	index;
+	HamRunWriter *writer;
+	int64		added;			/* entries taken from the list */
+} HamRunFeed;
+
+/* Add the entries of a list page to the writer (ham_list_walk). */
+static void
+ham_run_add_list_page(Page page, void *arg)
+{
+	HamRunFeed *feed = (HamRunFeed *) arg;
+
+	for (int i = 0; i < HamPageGetOpaque(page)->nentries; i++)
+		ham_run_writer_add(feed->writer, HamPageCodes(page)[i], &HamPageTids(page)[i]);
+	feed->added += HamPageGetOpaque(page)->nentries;
+	ham_merge_check_yield(feed->index);
+}
+
+/* Add every entry of a run's table 0 to the writer, as new entries. */
+static void
+ham_run_add_table0(Relation index, HamRunWriter *writer, HamRunDir *run)
+{
+	ham_run_dir_load_table(index, run, 0);
+	for (uint32 p = 0; p < run->ndata[0]; p++)
+	{
+		Buffer		buf = ham_read_run_page(index, run, 0, p);
+		Page		page = BufferGetPage(buf);
+		int			n = HamPageGetOpaque(page)->nentries;
+
+		for (int i = 0; i < n; i++)
+			ham_run_writer_add(writer, nd_unpermute(&run->layout, 0, HamPageCodes(page)[i]),
+							   &HamPageTids(page)[i]);
+		UnlockReleaseBuffer(buf);
+		ham_merge_check_yield(index);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * Write a new run from the sealed list (NULL: none) and the runs
+ * runs[0..nold).  Normally each table of the old runs is read in its own
+ * order and merged with the sorted list; when their tables are uneven (a
+ * VACUUM pass over them was cancelled: HAM_META_RUN_UNEVEN, or tables
+ * found to differ, as in an index that 0.2 vacuumed so), the new run is
+ * written from their tables 0 alone, each of which holds every live entry
+ * of its run.  Returns the header (InvalidBlockNumber: no entries).
+ */
+BlockNumber
+ham_run_write(Relation index, int nblocks, uint32 epoch, const HamList *sealed,
+				const HamRunRef *runs, int nold, bool uneven, uint64 *nentries,
+				int64 *merged)
+{
+	HamRunFeed feed;
+	HamRunDir **old = palloc(sizeof(HamRunDir *) * Max(nold, 1));
+	BlockNumber header;
+	bool		found_uneven = false;
+
+	for (int r = 0; r < nold; r++)
+	{
+		old[r] = palloc0(sizeof(HamRunDir));
+		ham_run_dir_open(index, runs[r].header, runs[r].epoch, old[r]);
+	}
+	feed.index = index;
+	feed.writer = ham_run_writer_begin(index, nblocks, epoch, maintenance_work_mem);
+	feed.added = 0;
+	if (sealed)
+		ham_list_walk(index, sealed, ham_run_add_list_page, &feed);
+	*merged = feed.added;
+	if (!uneven)
+	{
+		header = ham_run_writer_finish(feed.writer, old, nold, nentries,
+									   nold > 0 ? &found_uneven : NULL);
+		if (!found_uneven)
+			return header;
+		/* the pages written so far are garbage, recycled later */
+		ereport(LOG,
+				(errmsg("hamming index \"%s\": the tables of its runs hold different entries; writing the new run from tables 0",
+						RelationGetRelationName(index))));
+		feed.writer = ham_run_writer_begin(index, nblocks, epoch, maintenance_work_mem);
+		if (sealed)
+			ham_list_walk(index, sealed, ham_run_add_list_page, &feed);
+	}
+	for (int r = 0; r < nold; r++)
+		ham_run_add_table0(index, feed.writer, old[r]);
+	return ham_run_writer_finish(feed.writer, NULL, 0, nentries, NULL);
+}

@@ -323,6 +323,7 @@ extern bytea *ham_options(Datum reloptions, bool validate);
 extern int	ham_option_blocks(Relation index);
 extern int	ham_pending_limit_entries(Relation index);
 extern bool ham_option_background_merge(Relation index);
+extern uint64 ham_merge_threshold(Relation index);
 extern bool ham_indexes_balls(Relation index);
 extern bool ham_is_hamming_index(Relation rel);
 
@@ -352,6 +353,7 @@ extern int	ham_meta_get_runs(Relation index, const HamMetaPageData *meta, HamRun
 extern void ham_meta_set_runs(HamMetaPageData *meta, const HamRunRef *runs, int n);
 extern void ham_meta_snapshot(Relation index, const HamMetaPageData *meta, HamSnapshot *snap);
 extern void ham_read_snapshot(Relation index, HamSnapshot *snap);
+extern void ham_meta_set_flags(Relation index, uint32 set, uint32 clear, bool bump_cleanups);
 
 /* ham_list.c: the pending, sealed and nulls lists */
 #define HAM_LIST_PENDING	0
@@ -387,6 +389,9 @@ extern void ham_run_writer_add(HamRunWriter *w, uint64 code, ItemPointer tid);
 extern BlockNumber ham_run_writer_finish(HamRunWriter *w, HamRunDir **old, int nold,
 										 uint64 *nentries, bool *uneven);
 extern void ham_run_writer_abandon(HamRunWriter *w);
+extern BlockNumber ham_run_write(Relation index, int nblocks, uint32 epoch, const HamList *sealed,
+								 const HamRunRef *runs, int nold, bool uneven, uint64 *nentries,
+								 int64 *merged);
 extern int	ham_debug_run_header_dirs;
 extern int	ham_debug_run_page_delay;
 extern void ham_init_run_gucs(void);
@@ -396,7 +401,6 @@ extern void ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch,
 							 HamRunDir *dir);
 extern void ham_run_dir_load_table(Relation index, HamRunDir *dir, int table);
 extern int64 ham_run_pages(const HamRunDir *dir);
-extern int64 ham_unused_pages(Relation index, const HamSnapshot *snap);
 extern void ham_run_table_pages(Relation index, HamRunDir *dir, int table,
 								uint32 lo, uint32 hi, uint32 *pbegin, uint32 *pend);
 extern Buffer ham_read_run_page(Relation index, HamRunDir *dir, int table, uint32 page);
@@ -423,21 +427,18 @@ extern bool ham_insert(Relation index, Datum *values, bool *isnull,
 					   IndexUniqueCheck checkUnique, bool indexUnchanged,
 					   IndexInfo *indexInfo);
 
-/* ham_merge.c */
+/* ham_locks.c: the maintenance locks, and the worker's yield */
 extern void ham_merge_lock(Relation index);
 extern bool ham_merge_trylock(Relation index);
 extern void ham_merge_unlock(Relation index);
-extern bool ham_merge(Relation index, bool wait, bool by_insert, int64 *merged);
-extern bool ham_merge_locked(Relation index, bool by_insert, int64 *merged);
+extern void ham_flushing_lock(Relation index);
+extern void ham_flushing_unlock(Relation index);
 extern bool ham_merge_running(Relation index);
+extern void ham_compact_lock(Relation index);
 extern bool ham_compact_trylock(Relation index);
 extern void ham_compact_unlock(Relation index);
 extern void ham_maintenance_lock(Relation index);
 extern void ham_maintenance_unlock(Relation index);
-extern int	ham_compact(Relation index, bool wait);
-extern bool ham_compact_wanted(Relation index, const HamSnapshot *snap);
-extern void ham_recycle(Relation index);
-extern void ham_meta_set_flags(Relation index, uint32 set, uint32 clear, bool bump_cleanups);
 /*
  * The background worker's lock on the index: not a fast-path mode, so that
  * LockHasWaitersRelation can see who waits for it.
@@ -445,8 +446,19 @@ extern void ham_meta_set_flags(Relation index, uint32 set, uint32 clear, bool bu
 #define HAM_WORKER_LOCKMODE		ShareUpdateExclusiveLock
 extern bool ham_merge_yields;
 extern void ham_merge_check_yield(Relation index);
+
+/* ham_recycle.c: recycling retired pages */
+extern void ham_recycle(Relation index);
+extern int64 ham_unused_pages(Relation index, const HamSnapshot *snap);
+
+/* ham_compact.c: compaction */
+extern int	ham_compact(Relation index, bool wait);
+extern bool ham_compact_wanted(Relation index, const HamSnapshot *snap);
+
+/* ham_flush.c: flushes */
+extern bool ham_merge(Relation index, bool wait, bool by_insert, int64 *merged);
+extern bool ham_merge_locked(Relation index, bool by_insert, int64 *merged);
 extern bool ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming);
-extern uint64 ham_merge_threshold(Relation index);
 extern bool ham_brake_wanted(Relation index, const HamSnapshot *snap);
 extern bool ham_flush_blocked(Relation index, const HamSnapshot *snap);
 
