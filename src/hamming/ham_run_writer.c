@@ -377,47 +377,210 @@ ham_run_writer_abandon(HamRunWriter *w)
 }
 
 /*
+ * The inputs of a table being written: the entries added, sorted for the
+ * table, and the same table of each old run, read in order.
+ */
+typedef struct HamTableInputs
+{
+	int			nold;
+	HamRunCursor *cur;			/* per old run */
+	bool	   *have_old;		/* its cursor has an entry in hand */
+	uint64	   *oldkey;			/* that entry */
+	ItemPointerData *oldtid;
+} HamTableInputs;
+
+/* Where the tables go: their pages, and what the header will list. */
+typedef struct HamRunOutput
+{
+	Page		image;			/* the page being filled */
+	Page		header_image;
+	HamRunHeader *header;
+	uint64		upper;			/* entries of each table, at most */
+	uint64		written;		/* entries written, for the progress report */
+	HamDirEntry *pagedir;		/* the data pages of the table being written */
+	HamDirEntry *dirpages;		/* every table's directory pages */
+	uint32		dirpages_cap;
+	uint32		ndirpages;
+	uint32		table_dirs[HAM_MAX_TABLES]; /* the first of each table's */
+} HamRunOutput;
+
+/*
+ * Finish, step 1: check that the old runs have the writer's number of
+ * tables; returns the entries the new run can hold at most.
+ */
+static uint64
+finish_count_inputs(HamRunWriter *w, HamRunDir **old, int nold)
+{
+	uint64		upper = w->nentries;
+
+	for (int r = 0; r < nold; r++)
+	{
+		if ((int) old[r]->header->nblocks != w->layout.nblocks)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" has a run of %u tables, its metapage says %d",
+							RelationGetRelationName(w->index), old[r]->header->nblocks,
+							w->layout.nblocks)));
+		upper += old[r]->nentries;
+	}
+	return upper;
+}
+
+/* Finish, step 2: the header page to fill, and room for the directories. */
+static void
+finish_begin_output(HamRunWriter *w, HamRunOutput *out, uint64 upper)
+{
+	int			nblocks = w->layout.nblocks;
+
+	ham_init_page(out->header_image, HAM_KIND_RUN_HEADER, w->epoch, 0);
+	out->header = HamPageGetRunHeader(out->header_image);
+	out->header->nblocks = nblocks;
+	out->header->dir_levels = HAM_RUN_DIRS_FLAT;
+	out->header->ndirs = 0;
+	out->upper = upper;
+	out->written = 0;
+	out->ndirpages = 0;
+	out->dirpages_cap = (uint32) nblocks * ((uint32) (upper / HAM_PAGE_CAPACITY / HAM_DIR_CAPACITY) + 2);
+	out->dirpages = palloc(sizeof(HamDirEntry) * out->dirpages_cap);
+}
+
+/*
+ * Finish, step 3 (per table): merge the table's sorted new entries with
+ * the same table of every old run into full data pages, written in key
+ * order; their directory entries go to out->pagedir.  Returns the entries
+ * written; *npages gets the pages.
+ */
+static uint64
+write_table_data(HamRunWriter *w, HamTableInputs *in, HamRunDir **old, HamRunOutput *out,
+				 int t, uint32 *npages)
+{
+	Page		image = out->image;
+	int			n = 0;
+	uint64		count = 0;
+	uint64	   *codes = HamPageCodes(image);
+	ItemPointerData *tids = HamPageTids(image);
+	uint64		newkey = 0;
+	ItemPointerData newtid;
+	bool		have_new;
+	int			nlive = 0;		/* old runs not yet read to their end */
+
+	*npages = 0;
+	if (!w->spilled)
+		sort_table(w, t);
+	for (int r = 0; r < in->nold; r++)
+	{
+		ham_run_dir_load_table(w->index, old[r], t);
+		memset(&in->cur[r], 0, offsetof(HamRunCursor, codes));
+		in->cur[r].index = w->index;
+		in->cur[r].dir = old[r];
+		in->cur[r].table = t;
+		in->have_old[r] = cursor_next(&in->cur[r], &in->oldkey[r], &in->oldtid[r]);
+		nlive += in->have_old[r] ? 1 : 0;
+	}
+	have_new = sorted_next(w, t, &newkey, &newtid);
+
+	ham_init_page(image, HAM_KIND_RUN_DATA, w->epoch, t);
+	while (have_new || nlive > 0)
+	{
+		int			from = -1;	/* the old run with the least key */
+
+		/* few runs take part: a linear minimum beats a heap */
+		for (int r = 0; r < in->nold; r++)
+			if (in->have_old[r] && (from < 0 || in->oldkey[r] < in->oldkey[from]))
+				from = r;
+		if (from >= 0 && (!have_new || in->oldkey[from] <= newkey))
+		{
+			codes[n] = in->oldkey[from];
+			tids[n] = in->oldtid[from];
+			in->have_old[from] = cursor_next(&in->cur[from], &in->oldkey[from],
+											 &in->oldtid[from]);
+			nlive -= in->have_old[from] ? 0 : 1;
+		}
+		else
+		{
+			codes[n] = newkey;
+			tids[n] = newtid;
+			have_new = sorted_next(w, t, &newkey, &newtid);
+		}
+		n++;
+		if (n == HAM_PAGE_CAPACITY || (!have_new && nlive == 0))
+		{
+			if (*npages > out->upper / HAM_PAGE_CAPACITY)
+				elog(ERROR, "run of index \"%s\" has more entries than it was given",
+					 RelationGetRelationName(w->index));
+			HamPageGetOpaque(image)->nentries = n;
+			out->pagedir[*npages].first = (uint32) (codes[0] >> 32);
+			out->pagedir[*npages].blkno = write_page(w->index, image);
+			(*npages)++;
+			count += n;
+			out->written += n;
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, out->written);
+			ham_init_page(image, HAM_KIND_RUN_DATA, w->epoch, t);
+			n = 0;
+			if (*npages % 64 == 0)
+				ham_merge_check_yield(w->index);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	end_table(w, t);
+	return count;
+}
+
+/*
+ * Finish, step 4 (per table): the table's directory pages, listing its
+ * data pages; each goes to out->dirpages, for the header.
+ */
+static void
+write_table_dir(HamRunWriter *w, HamRunOutput *out, int t, uint32 npages)
+{
+	Page		image = out->image;
+
+	out->header->tables[t].ndata = npages;
+	out->table_dirs[t] = out->ndirpages;
+	for (uint32 p = 0; p < npages; p += HAM_DIR_CAPACITY)
+	{
+		int			k = (int) Min((uint32) HAM_DIR_CAPACITY, npages - p);
+
+		if (out->ndirpages >= out->dirpages_cap)
+			elog(ERROR, "run of index \"%s\" has more directory pages than it was given",
+				 RelationGetRelationName(w->index));
+		ham_init_page(image, HAM_KIND_RUN_DIR, w->epoch, t);
+		memcpy(HamPageDir(image), &out->pagedir[p], sizeof(HamDirEntry) * k);
+		HamPageGetOpaque(image)->nentries = k;
+		out->dirpages[out->ndirpages].first = out->pagedir[p].first;
+		out->dirpages[out->ndirpages].blkno = write_page(w->index, image);
+		out->ndirpages++;
+	}
+}
+
+/*
  * Write the run: the entries added (the index build, a flush of the
  * pending list), merged table by table with the entries of the runs
- * old[0..nold) (a compaction), which are only read -- so a merge sorts
- * only what it adds.  Returns the header page, InvalidBlockNumber for a run
- * of no entries (then nothing is written).
+ * old[0..nold) (a compaction), which are only read -- so a compaction
+ * sorts only what it adds.  Returns the header page, InvalidBlockNumber for
+ * a run of no entries (then nothing is written).
  *
  * A table of an old run that holds other entries than its table 0 (a
  * VACUUM pass over it was cancelled) would give tables of different
  * contents: with `uneven` given, the writer then stops, sets *uneven and
  * returns InvalidBlockNumber (the pages it wrote belong to nothing, and are
  * recycled); without, that is an error.
+ *
+ * The steps: count the inputs; sort (every table's tuplesort first; in
+ * memory, one table at a time); per table, its data pages, then its
+ * directory pages; the directory index pages if the header cannot list
+ * every directory page; and the header last.
  */
 BlockNumber
 ham_run_writer_finish(HamRunWriter *w, HamRunDir **old, int nold, uint64 *nentries,
 					  bool *uneven)
 {
 	int			nblocks = w->layout.nblocks;
-	Page		image = palloc(BLCKSZ);
-	Page		header_image = palloc(BLCKSZ);
-	HamRunHeader *header;
-	HamDirEntry *pagedir;
-	HamDirEntry *dirpages;		/* every table's directory pages */
-	uint32		dirpages_cap,
-				ndirpages = 0;
-	uint32		table_dirs[HAM_MAX_TABLES];	/* the first of each table's */
-	uint64		upper = w->nentries;
-	uint64		written = 0;
-	HamRunCursor *cur = palloc0(sizeof(HamRunCursor) * Max(nold, 1));
-	bool	   *have_old = palloc0(sizeof(bool) * Max(nold, 1));
-	uint64	   *oldkey = palloc0(sizeof(uint64) * Max(nold, 1));
-	ItemPointerData *oldtid = palloc0(sizeof(ItemPointerData) * Max(nold, 1));
+	uint64		upper;
+	HamRunOutput out;
+	HamTableInputs in;
 
-	for (int r = 0; r < nold; r++)
-	{
-		if ((int) old[r]->header->nblocks != nblocks)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" has a run of %u tables, its metapage says %d",
-							RelationGetRelationName(w->index), old[r]->header->nblocks, nblocks)));
-		upper += old[r]->nentries;
-	}
+	upper = finish_count_inputs(w, old, nold);
 	*nentries = 0;
 	if (uneven)
 		*uneven = false;
@@ -429,13 +592,14 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir **old, int nold, uint64 *nentri
 		return InvalidBlockNumber;
 	}
 
-	ham_init_page(header_image, HAM_KIND_RUN_HEADER, w->epoch, 0);
-	header = HamPageGetRunHeader(header_image);
-	header->nblocks = nblocks;
-	header->dir_levels = HAM_RUN_DIRS_FLAT;
-	header->ndirs = 0;
-	dirpages_cap = (uint32) nblocks * ((uint32) (upper / HAM_PAGE_CAPACITY / HAM_DIR_CAPACITY) + 2);
-	dirpages = palloc(sizeof(HamDirEntry) * dirpages_cap);
+	in.nold = nold;
+	in.cur = palloc0(sizeof(HamRunCursor) * Max(nold, 1));
+	in.have_old = palloc0(sizeof(bool) * Max(nold, 1));
+	in.oldkey = palloc0(sizeof(uint64) * Max(nold, 1));
+	in.oldtid = palloc0(sizeof(ItemPointerData) * Max(nold, 1));
+	out.image = palloc(BLCKSZ);
+	out.header_image = palloc(BLCKSZ);
+	finish_begin_output(w, &out, upper);
 
 	/* tuplesorts sort every table first; in memory, one table at a time */
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PROGRESS_HAMMING_PHASE_SORT);
@@ -445,77 +609,11 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir **old, int nold, uint64 *nentri
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, PROGRESS_HAMMING_PHASE_WRITE);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, upper * nblocks);
-	pagedir = palloc(sizeof(HamDirEntry) * (upper / HAM_PAGE_CAPACITY + 1));
+	out.pagedir = palloc(sizeof(HamDirEntry) * (upper / HAM_PAGE_CAPACITY + 1));
 	for (int t = 0; t < nblocks; t++)
 	{
-		HamRunTable *rt = &header->tables[t];
-		uint32		npages = 0;
-		int			n = 0;
-		uint64		count = 0;
-		uint64	   *codes = HamPageCodes(image);
-		ItemPointerData *tids = HamPageTids(image);
-		uint64		newkey = 0;
-		ItemPointerData newtid;
-		bool		have_new;
-		int			nlive = 0;	/* old runs not yet read to their end */
-
-		if (!w->spilled)
-			sort_table(w, t);
-		for (int r = 0; r < nold; r++)
-		{
-			ham_run_dir_load_table(w->index, old[r], t);
-			memset(&cur[r], 0, offsetof(HamRunCursor, codes));
-			cur[r].index = w->index;
-			cur[r].dir = old[r];
-			cur[r].table = t;
-			have_old[r] = cursor_next(&cur[r], &oldkey[r], &oldtid[r]);
-			nlive += have_old[r] ? 1 : 0;
-		}
-		have_new = sorted_next(w, t, &newkey, &newtid);
-
-		ham_init_page(image, HAM_KIND_RUN_DATA, w->epoch, t);
-		while (have_new || nlive > 0)
-		{
-			int			from = -1;	/* the old run with the least key */
-
-			/* few runs take part: a linear minimum beats a heap */
-			for (int r = 0; r < nold; r++)
-				if (have_old[r] && (from < 0 || oldkey[r] < oldkey[from]))
-					from = r;
-			if (from >= 0 && (!have_new || oldkey[from] <= newkey))
-			{
-				codes[n] = oldkey[from];
-				tids[n] = oldtid[from];
-				have_old[from] = cursor_next(&cur[from], &oldkey[from], &oldtid[from]);
-				nlive -= have_old[from] ? 0 : 1;
-			}
-			else
-			{
-				codes[n] = newkey;
-				tids[n] = newtid;
-				have_new = sorted_next(w, t, &newkey, &newtid);
-			}
-			n++;
-			if (n == HAM_PAGE_CAPACITY || (!have_new && nlive == 0))
-			{
-				if (npages > upper / HAM_PAGE_CAPACITY)
-					elog(ERROR, "run of index \"%s\" has more entries than it was given",
-						 RelationGetRelationName(w->index));
-				HamPageGetOpaque(image)->nentries = n;
-				pagedir[npages].first = (uint32) (codes[0] >> 32);
-				pagedir[npages].blkno = write_page(w->index, image);
-				npages++;
-				count += n;
-				written += n;
-				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, written);
-				ham_init_page(image, HAM_KIND_RUN_DATA, w->epoch, t);
-				n = 0;
-				if (npages % 64 == 0)
-					ham_merge_check_yield(w->index);
-				CHECK_FOR_INTERRUPTS();
-			}
-		}
-		end_table(w, t);
+		uint32		npages;
+		uint64		count = write_table_data(w, &in, old, &out, t, &npages);
 
 		if (t == 0)
 			*nentries = count;
@@ -529,29 +627,12 @@ ham_run_writer_finish(HamRunWriter *w, HamRunDir **old, int nold, uint64 *nentri
 		else if (count != *nentries)
 			elog(ERROR, "table %d of the new run of index \"%s\" has " UINT64_FORMAT " entries, table 0 " UINT64_FORMAT,
 				 t, RelationGetRelationName(w->index), count, *nentries);
-
-		/* the directory of the table */
-		rt->ndata = npages;
-		table_dirs[t] = ndirpages;
-		for (uint32 p = 0; p < npages; p += HAM_DIR_CAPACITY)
-		{
-			int			k = (int) Min((uint32) HAM_DIR_CAPACITY, npages - p);
-
-			if (ndirpages >= dirpages_cap)
-				elog(ERROR, "run of index \"%s\" has more directory pages than it was given",
-					 RelationGetRelationName(w->index));
-			ham_init_page(image, HAM_KIND_RUN_DIR, w->epoch, t);
-			memcpy(HamPageDir(image), &pagedir[p], sizeof(HamDirEntry) * k);
-			HamPageGetOpaque(image)->nentries = k;
-			dirpages[ndirpages].first = pagedir[p].first;
-			dirpages[ndirpages].blkno = write_page(w->index, image);
-			ndirpages++;
-		}
+		write_table_dir(w, &out, t, npages);
 	}
-	write_header_dirs(w, header, image, dirpages, ndirpages, table_dirs);
+	write_header_dirs(w, out.header, out.image, out.dirpages, out.ndirpages, out.table_dirs);
 	free_memory(w);
-	header->nentries = *nentries;
-	return write_page(w->index, header_image);
+	out.header->nentries = *nentries;
+	return write_page(w->index, out.header_image);
 }
 
 typedef struct HamRunFeed
