@@ -2,7 +2,8 @@
  *
  * ham_build.c
  *		CREATE INDEX ... USING hamming: the metapage, then one run of every
- *		code in the table (ham_run.c), and the NULLs in their list.
+ *		code in the table (ham_run_writer.c), and the NULLs in their list;
+ *		and the metapage of an unlogged index's init fork.
  *
  *-------------------------------------------------------------------------
  */
@@ -73,7 +74,7 @@ ham_set_run(Relation index, BlockNumber header, uint32 epoch, uint64 nentries)
 	UnlockReleaseBuffer(buf);
 }
 
-/* The next epoch, taken from the metapage (the caller excludes merges). */
+/* The next epoch, taken from the metapage (the caller excludes flushes). */
 static uint32
 ham_take_epoch(Relation index)
 {
@@ -108,9 +109,9 @@ ham_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 
 	/*
-	 * Hold the merge lock throughout: under CREATE INDEX CONCURRENTLY other
-	 * sessions see the index, and a merge's recycling would free the pages
-	 * being written here, which belong to no run yet.
+	 * Hold the maintenance lock throughout: under CREATE INDEX CONCURRENTLY
+	 * other sessions see the index, and a flush's recycling would free the
+	 * pages being written here, which belong to no run yet.
 	 */
 	ham_maintenance_lock(index);
 	ham_write_meta(index, nblocks);

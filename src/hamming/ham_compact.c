@@ -1,9 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * ham_compact.c
- *		Compaction: the runs merged into one by the tiered policy of
- *		nd_lsm.h, and runs rewritten alone -- sparse ones, and the one at the
- *		end of the file.
+ *		Compaction: the newest runs merged into one by the tiered policy of
+ *		nd_lsm.h, and runs rewritten alone -- a sparse one, or the one at
+ *		the end of the file.
+ *
+ * README, "Compaction" and "Space under churn", describes both.
  *
  *-------------------------------------------------------------------------
  */
@@ -40,7 +42,7 @@ ham_compact_pick(Relation index, const HamSnapshot *snap)
 	for (int i = 0; i < n; i++)
 		sizes[i] = snap->runs[i].nentries;
 	/* the newest run as the incoming one: it and the k before it merge */
-	return nd_lsm_pick(sizes, n - 1, sizes[n - 1], ham_merge_threshold(index),
+	return nd_lsm_pick(sizes, n - 1, sizes[n - 1], ham_flush_threshold(index),
 					   HAM_LSM_FANOUT, HAM_COMPACT_MAX_RUNS);
 }
 
@@ -159,7 +161,7 @@ ham_compact_step(Relation index, bool *relocated)
 	bool		uneven;
 	BlockNumber header;
 	uint64		nentries;
-	int64		merged;
+	int64		added;
 	bool		relocate;
 
 	ham_read_snapshot(index, &snap);
@@ -185,7 +187,7 @@ ham_compact_step(Relation index, bool *relocated)
 	UnlockReleaseBuffer(metabuf);
 
 	header = ham_run_write(index, snap.nblocks, new_epoch, NULL, snap.runs + first, take,
-							 uneven, &nentries, &merged);
+						   uneven, &nentries, &added);
 
 	/*
 	 * Swap: the runs taken are where they were (flushes only append, and
@@ -256,20 +258,20 @@ ham_compact(Relation index, bool wait)
 	old_ctx = MemoryContextSwitchTo(ctx);
 	for (;;)
 	{
-		bool		merged;
+		bool		written;
 
 		MemoryContextReset(ctx);
-		merged = ham_compact_step(index, &relocated);
-		if (!merged)
+		written = ham_compact_step(index, &relocated);
+		if (!written)
 			break;
 		steps++;
 		CHECK_FOR_INTERRUPTS();
 	}
 	/* recycle what the steps retired, unless a flush is writing pages */
-	if (steps > 0 && ham_merge_trylock(index))
+	if (steps > 0 && ham_flush_trylock(index))
 	{
 		ham_recycle(index);
-		ham_merge_unlock(index);
+		ham_flush_unlock(index);
 	}
 	MemoryContextSwitchTo(old_ctx);
 	MemoryContextDelete(ctx);

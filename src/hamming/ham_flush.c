@@ -1,46 +1,11 @@
 /*-------------------------------------------------------------------------
  *
- * ham_merge.c
- *		Flushing the pending list into a new run, compacting runs, and
- *		recycling the pages both retire.
+ * ham_flush.c
+ *		Flushes: the pending list sealed and sorted into a new run; when
+ *		one is due; and hamming_merge(), which flushes and compacts now.
  *
- * The index is log-structured: inserts append to the pending list; a
- * *flush* turns the list into a new small run; a *compaction* merges the
- * newest runs into one, by the tiered policy of nd_lsm.h, so that an entry
- * is rewritten about once per tier (log_fanout of the index over the flush
- * size) and the index holds a few runs per tier.  No merge is triggered in
- * proportion to the whole index; the list a scan reads whole stays at
- * about a flush's worth (the pending_limit), and at most a third more than
- * that under the brake (ham_brake_wanted).
- *
- * A flush holds the merge lock (ham_merge_lock).  It
- *
- *	1. seals the pending list: under the metapage's exclusive lock the list
- *	   becomes `sealed` and a new, empty pending list starts.  Inserters
- *	   append under the metapage's share lock, so none is still writing to
- *	   a sealed page once the seal is done;
- *	2. sorts the sealed list's entries into a new run (ham_run.c), while
- *	   scans and inserts go on;
- *	3. appends the run to the metapage's runs, empties `sealed`, and stamps
- *	   the next transaction id as `retired_xid`.
- *
- * A compaction holds the compaction lock alone, so that flushes go on
- * while it rewrites runs -- a compaction that reaches the oldest run
- * rewrites the whole index.  It reads the runs it merges (a suffix of the
- * list: the newest), each table in its own order, writes the merged run,
- * and in the metapage replaces them by it; runs flushed meanwhile stay
- * after it.  VACUUM, the build and the integrity check take both locks
- * (ham_maintenance_lock), the merge lock first: a compaction waits for no
- * lock while holding its own, so the order is never reversed.
- *
- * Scans read the metapage once and then the pages it names, so after step
- * 3 a scan may still be reading retired pages.  They are recycled (put in
- * the free space map) only when retired_xid is older than every snapshot --
- * the nbtree rule for deleted pages -- and only by a session that holds
- * both locks, when no flush or compaction is writing pages that belong to
- * nothing yet.  Should a merge fail before its swap, the lists and runs
- * stay as they were (the sealed list is taken by the next flush) and the
- * pages written so far are recycled later.
+ * README, "Flushes", describes the protocol; "The brake" when an insert
+ * flushes itself.
  *
  *-------------------------------------------------------------------------
  */
@@ -74,9 +39,9 @@
 bool
 ham_brake_wanted(Relation index, const HamSnapshot *snap)
 {
-	uint64		threshold = ham_merge_threshold(index);
+	uint64		threshold = ham_flush_threshold(index);
 
-	return ham_unmerged_entries(snap) >= threshold + Max(threshold / 3, 1);
+	return ham_unflushed_entries(snap) >= threshold + Max(threshold / 3, 1);
 }
 
 /*
@@ -85,13 +50,13 @@ ham_brake_wanted(Relation index, const HamSnapshot *snap)
  * (a small index has its list folded in at every VACUUM).
  */
 bool
-ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming)
+ham_flush_wanted(Relation index, const HamSnapshot *snap, bool vacuuming)
 {
-	uint64		pending = ham_unmerged_entries(snap);
+	uint64		pending = ham_unflushed_entries(snap);
 
 	if (pending == 0)
 		return false;
-	if (pending >= ham_merge_threshold(index))
+	if (pending >= ham_flush_threshold(index))
 		return true;
 	return vacuuming && pending * 16 >= snap->run_entries;
 }
@@ -99,8 +64,8 @@ ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming)
 /*
  * Can a flush not proceed now?  With every run slot taken, a flush merges
  * the list into the newest run, which needs the compaction lock: while a
- * compaction holds it, no flush can be done (ham_flush), however long the
- * list.  The brake waits for that to end (ham_worker.c).
+ * compaction holds it, no flush can be done (ham_flush_list), however long
+ * the list.  The brake waits for that to end (ham_worker.c).
  */
 bool
 ham_flush_blocked(Relation index, const HamSnapshot *snap)
@@ -113,70 +78,71 @@ ham_flush_blocked(Relation index, const HamSnapshot *snap)
 	return false;
 }
 
-static bool ham_merge_locked_ext(Relation index, bool by_insert, bool wait_compaction,
-								 int64 *merged);
+static bool ham_flush_locked_ext(Relation index, bool by_insert, bool wait_compaction,
+								 int64 *flushed);
 
 /*
  * Flush the pending list into a run, then compact the runs as the policy
  * wants.  With `wait` false, returns false at once if another flush,
- * VACUUM or check holds the merge lock, and compacts only if no compaction
+ * VACUUM or check holds the flush lock, and compacts only if no compaction
  * is under way; with `wait` true, waits for both (a flush that finds every
  * run slot taken waits for the compaction under way).  by_insert: an
- * inserting session flushes (counted apart).  *merged: the entries the
+ * inserting session flushes (counted apart).  *flushed: the entries the
  * flush took from the sealed list.  Returns whether it flushed.
  */
 bool
-ham_merge(Relation index, bool wait, bool by_insert, int64 *merged)
+ham_flush_and_compact(Relation index, bool wait, bool by_insert, int64 *flushed)
 {
 	bool		done;
 
-	*merged = 0;
+	*flushed = 0;
 	if (wait)
-		ham_merge_lock(index);
-	else if (!ham_merge_trylock(index))
+		ham_flush_lock(index);
+	else if (!ham_flush_trylock(index))
 		return false;
-	done = ham_merge_locked_ext(index, by_insert, wait, merged);
-	ham_merge_unlock(index);
+	done = ham_flush_locked_ext(index, by_insert, wait, flushed);
+	ham_flush_unlock(index);
 	ham_compact(index, wait);
 	return done;
 }
 
-static bool ham_flush(Relation index, bool by_insert, bool wait_compaction,
-					  int64 *merged);
+static bool ham_flush_list(Relation index, bool by_insert, bool wait_compaction,
+						   int64 *flushed);
 
 /*
- * Flush, for a caller that holds the merge lock.  An index that is not
+ * Flush, for a caller that holds the flush lock.  An index that is not
  * ready (CREATE INDEX CONCURRENTLY has not finished building it) is left
  * alone: its pages are the build's.  With every run slot taken and a
  * compaction under way, returns false at once (ham_flush_blocked).
  */
 bool
-ham_merge_locked(Relation index, bool by_insert, int64 *merged)
+ham_flush_locked(Relation index, bool by_insert, int64 *flushed)
 {
-	return ham_merge_locked_ext(index, by_insert, false, merged);
+	return ham_flush_locked_ext(index, by_insert, false, flushed);
 }
 
 /*
- * ham_merge_locked; wait_compaction: with every run slot taken, wait for
+ * ham_flush_locked; wait_compaction: with every run slot taken, wait for
  * a compaction under way to end rather than return without flushing (the
- * merge lock is held, then the compaction lock: the order VACUUM takes
- * them in).
+ * flush lock is held, then the compaction lock: the order of the
+ * maintenance lock).  The flushing lock tells the brake a flush is under
+ * way (ham_flush_running).
  */
 static bool
-ham_merge_locked_ext(Relation index, bool by_insert, bool wait_compaction, int64 *merged)
+ham_flush_locked_ext(Relation index, bool by_insert, bool wait_compaction, int64 *flushed)
 {
 	bool		done;
 
-	*merged = 0;
+	*flushed = 0;
 	if (!index->rd_index->indisready)
 		return false;
 	ham_flushing_lock(index);
-	done = ham_flush(index, by_insert, wait_compaction, merged);
+	done = ham_flush_list(index, by_insert, wait_compaction, flushed);
 	ham_flushing_unlock(index);
 	return done;
 }
 
-/* Recycle, if no compaction is writing pages (the caller holds the merge lock) */
+/* Recycle, if no compaction is writing pages (the caller holds the flush lock) */
 static void
 ham_recycle_if_free(Relation index)
 {
@@ -186,10 +152,14 @@ ham_recycle_if_free(Relation index)
 	ham_compact_unlock(index);
 }
 
+/*
+ * The flush: seal the pending list, write its entries as a new run, and
+ * swap the run in for the sealed list (README, "Flushes").
+ */
 static bool
-ham_flush(Relation index, bool by_insert, bool wait_compaction, int64 *merged)
+ham_flush_list(Relation index, bool by_insert, bool wait_compaction, int64 *flushed)
 {
-	MemoryContext merge_ctx,
+	MemoryContext flush_ctx,
 				old_ctx;
 	Buffer		metabuf;
 	GenericXLogState *state;
@@ -206,9 +176,9 @@ ham_flush(Relation index, bool by_insert, bool wait_compaction, int64 *merged)
 	uint64		nentries;
 
 	/* what the flush reads and sorts is freed when it ends */
-	merge_ctx = AllocSetContextCreate(CurrentMemoryContext, "hamming merge",
+	flush_ctx = AllocSetContextCreate(CurrentMemoryContext, "hamming flush",
 									  ALLOCSET_DEFAULT_SIZES);
-	old_ctx = MemoryContextSwitchTo(merge_ctx);
+	old_ctx = MemoryContextSwitchTo(flush_ctx);
 
 	ham_recycle_if_free(index);
 
@@ -227,7 +197,7 @@ ham_flush(Relation index, bool by_insert, bool wait_compaction, int64 *merged)
 			else if (!ham_compact_trylock(index))
 			{
 				MemoryContextSwitchTo(old_ctx);
-				MemoryContextDelete(merge_ctx);
+				MemoryContextDelete(flush_ctx);
 				return false;
 			}
 			compact_locked = true;
@@ -264,13 +234,13 @@ ham_flush(Relation index, bool by_insert, bool wait_compaction, int64 *merged)
 		if (compact_locked)
 			ham_compact_unlock(index);
 		MemoryContextSwitchTo(old_ctx);
-		MemoryContextDelete(merge_ctx);
+		MemoryContextDelete(flush_ctx);
 		return false;
 	}
 
 	/* 2. the new run */
 	header = ham_run_write(index, nblocks, new_epoch, &sealed, runs + nruns - ntake, ntake,
-							 uneven, &nentries, merged);
+						   uneven, &nentries, flushed);
 
 	/* 3. swap: the runs are as read above (only compactions remove any) */
 	metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);
@@ -288,24 +258,25 @@ ham_flush(Relation index, bool by_insert, bool wait_compaction, int64 *merged)
 	ham_meta_set_runs(meta, runs, nruns);
 	ham_empty_list(&meta->sealed, 0);
 	meta->retired_xid = ReadNextFullTransactionId();
-	meta->merges++;
+	meta->flushes++;
 	if (by_insert)
-		meta->insert_merges++;
+		meta->insert_flushes++;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 
 	if (compact_locked)
 		ham_compact_unlock(index);
 	MemoryContextSwitchTo(old_ctx);
-	MemoryContextDelete(merge_ctx);
+	MemoryContextDelete(flush_ctx);
 	return true;
 }
 
 /*
- * hamming_merge(index): merge the pending list into the run now, as VACUUM
- * would; returns the number of entries merged.  Waits for a merge or VACUUM
- * under way.  Given a partitioned index, merges the index of every
- * partition, one after the other, and returns the sum.
+ * hamming_merge(index): flush the pending list into a new run now, and
+ * compact the runs as the policy wants, as VACUUM would; returns the number
+ * of entries flushed.  Waits for a flush, compaction or VACUUM under way.
+ * Given a partitioned index, does so for the index of every partition, one
+ * after the other, and returns the sum.
  */
 PG_FUNCTION_INFO_V1(hamming_merge);
 Datum
@@ -323,21 +294,21 @@ hamming_merge(PG_FUNCTION_ARGS)
 	foreach(lc, ham_leaf_indexes(indexoid))
 	{
 		Relation	index = ham_open_index(lfirst_oid(lc), RowExclusiveLock);
-		int64		merged = 0;
+		int64		flushed = 0;
 
 		if (!index->rd_index->indisready)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("index \"%s\" is not ready", RelationGetRelationName(index)),
 					 errdetail("CREATE INDEX CONCURRENTLY or REINDEX CONCURRENTLY is still building it.")));
-		ham_merge(index, true, false, &merged);
+		ham_flush_and_compact(index, true, false, &flushed);
 		index_close(index, RowExclusiveLock);
-		total += merged;
+		total += flushed;
 		CHECK_FOR_INTERRUPTS();
 	}
 
 	/*
-	 * A merge is not undone by a rollback, and the caller expects it to
+	 * A flush is not undone by a rollback, and the caller expects it to
 	 * survive a crash once we return; a transaction that wrote only WAL
 	 * (no transaction id) would not flush it at commit.
 	 */

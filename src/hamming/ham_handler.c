@@ -61,13 +61,13 @@ ham_init_reloptions(void)
 	ham_relopt_tab[0].opttype = RELOPT_TYPE_INT;
 	ham_relopt_tab[0].offset = offsetof(HamOptions, blocks);
 	add_int_reloption(ham_relopt_kind, "pending_limit",
-					  "Size in kB of the pending list that makes an insert merge it into the run (-1: 1024)",
+					  "Size in kB of the pending list that makes an insert flush it into a new run (-1: 1024)",
 					  -1, -1, MAX_KILOBYTES, ShareUpdateExclusiveLock);
 	ham_relopt_tab[1].optname = "pending_limit";
 	ham_relopt_tab[1].opttype = RELOPT_TYPE_INT;
 	ham_relopt_tab[1].offset = offsetof(HamOptions, pending_limit);
 	add_bool_reloption(ham_relopt_kind, "background_merge",
-					   "Whether an insert that finds the pending list due for a merge leaves it to a background worker",
+					   "Whether an insert that finds the pending list due for a flush leaves it to a background worker",
 					   true, ShareUpdateExclusiveLock);
 	ham_relopt_tab[2].optname = "background_merge";
 	ham_relopt_tab[2].opttype = RELOPT_TYPE_BOOL;
@@ -192,8 +192,8 @@ ham_option_blocks(Relation index)
 	return ham_blocks_of((HamOptions *) index->rd_options);
 }
 
-/* Pending entries beyond which an insert merges the list into the run */
-int
+/* The pending_limit option in entries */
+static int
 ham_pending_limit_entries(Relation index)
 {
 	HamOptions *opts = (HamOptions *) index->rd_options;
@@ -204,12 +204,12 @@ ham_pending_limit_entries(Relation index)
 }
 
 /*
- * The pending entries at which an insert flushes the list: the
- * pending_limit, whatever the size of the index -- the list is what every
- * scan reads whole.  It is also the unit of the compaction tiers.
+ * The pending entries at which an insert flushes the list into a new run:
+ * the pending_limit, whatever the size of the index -- the list is what
+ * every scan reads whole.  It is also the unit of the compaction tiers.
  */
 uint64
-ham_merge_threshold(Relation index)
+ham_flush_threshold(Relation index)
 {
 	return Max((uint64) ham_pending_limit_entries(index), 1);
 }
@@ -284,7 +284,7 @@ hamming_handler(PG_FUNCTION_ARGS)
 	am->amcanparallel = false;
 	am->amcaninclude = false;
 	am->amusemaintenanceworkmem = false;
-	/* VACUUM and merges exclude each other with a lock workers cannot share */
+	/* VACUUM and flushes exclude each other with locks workers cannot share */
 	am->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
 	am->amkeytype = InvalidOid;
 

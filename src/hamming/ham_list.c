@@ -4,6 +4,8 @@
  *		The lists of unsorted entries -- pending, sealed, nulls: appending,
  *		walking and counting them.
  *
+ * README, "The metapage", gives how appends and seals exclude each other.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -17,10 +19,11 @@
 
 /*
  * Append an entry to the pending list (or the nulls list).  The metapage is
- * share-locked while the tail page is written, so that a merge, which seals
+ * share-locked while the tail page is written, so that a flush, which seals
  * the pending list under an exclusive lock, never misses an entry added to
- * a page it has read.  *snap, when given, gets the metapage as it was
- * (for the insert's merge decision, without reading it again).
+ * a page it has read (README, "The metapage").  *snap, when given, gets the
+ * metapage as it was (for the insert's flush decision, without reading it
+ * again).
  */
 void
 ham_list_append(Relation index, int which, uint64 code, ItemPointer tid, HamSnapshot *snap)

@@ -1,8 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * ham_locks.c
- *		The maintenance locks of an index, and the background worker's yield
- *		to a session that waits for a lock on the index.
+ *		The maintenance locks of an index -- the flush lock, the flushing
+ *		lock, the compaction lock, and the maintenance lock that is the
+ *		first and the last together -- and the background worker's yield to
+ *		a session that waits for a lock on the index.
+ *
+ * README, "Locks", gives who takes which, in what order, and who may only
+ * try them.
  *
  *-------------------------------------------------------------------------
  */
@@ -16,15 +21,14 @@
 #include "hamming.h"
 
 /*
- * The merge lock: merges, VACUUM, the integrity check and the build hold it
- * so that none of them overlaps another.  It is a heavyweight lock on the
- * index as an object (classid pg_class, objsubid HAM_MERGE_LOCK_SUBID;
- * core never locks a relation that way), not a page lock: PostgreSQL
- * allows no other heavyweight lock to be taken while a page lock is held,
- * and a merge's sorts look up catalogs.  Only the primary takes it: merges
- * and VACUUM do not run during recovery.
+ * Heavyweight locks on the index as an object (classid pg_class, objid the
+ * index; core never locks a relation that way), told apart by objsubid --
+ * not page locks: PostgreSQL allows no other heavyweight lock to be taken
+ * while a page lock is held, and the run writer's sorts look up catalogs.
  */
-#define HAM_MERGE_LOCK_SUBID	0x4e44	/* "ND" */
+#define HAM_FLUSH_LOCK_SUBID	0x4e44	/* "ND" */
+#define HAM_FLUSHING_LOCK_SUBID	0x4e45	/* "NE" */
+#define HAM_COMPACT_LOCK_SUBID	0x4e46	/* "NF" */
 
 /* The index's object locks, told apart by objsubid */
 static void
@@ -47,58 +51,64 @@ unlock_index_object(Relation index, int32 subid)
 }
 
 void
-ham_merge_lock(Relation index)
+ham_flush_lock(Relation index)
 {
-	lock_index_object(index, HAM_MERGE_LOCK_SUBID);
+	lock_index_object(index, HAM_FLUSH_LOCK_SUBID);
 }
 
 bool
-ham_merge_trylock(Relation index)
+ham_flush_trylock(Relation index)
 {
-	return trylock_index_object(index, HAM_MERGE_LOCK_SUBID);
+	return trylock_index_object(index, HAM_FLUSH_LOCK_SUBID);
 }
 
 void
-ham_merge_unlock(Relation index)
+ham_flush_unlock(Relation index)
 {
-	unlock_index_object(index, HAM_MERGE_LOCK_SUBID);
+	unlock_index_object(index, HAM_FLUSH_LOCK_SUBID);
 }
 
 /*
- * A second lock, held by a merge alone (not by VACUUM, the check or the
- * build, which also hold the merge lock), so that an insert at the brake can
- * tell a merge -- worth waiting for -- from maintenance that is not.
+ * The flush lock: flushes hold it, and so do VACUUM, the build and the
+ * check (within the maintenance lock), so that none of them overlaps
+ * another.
  */
-#define HAM_MERGING_LOCK_SUBID	0x4e45	/* "NE" */
-
+/*
+ * The flushing lock: held by a flush alone, within the flush lock, so that
+ * an insert at the brake can tell a flush -- worth waiting for -- from
+ * maintenance that is not.
+ */
 void
 ham_flushing_lock(Relation index)
 {
-	lock_index_object(index, HAM_MERGING_LOCK_SUBID);
+	lock_index_object(index, HAM_FLUSHING_LOCK_SUBID);
 }
 
 void
 ham_flushing_unlock(Relation index)
 {
-	unlock_index_object(index, HAM_MERGING_LOCK_SUBID);
+	unlock_index_object(index, HAM_FLUSHING_LOCK_SUBID);
 }
 
 bool
-ham_merge_running(Relation index)
+ham_flush_running(Relation index)
 {
-	if (!trylock_index_object(index, HAM_MERGING_LOCK_SUBID))
+	if (!trylock_index_object(index, HAM_FLUSHING_LOCK_SUBID))
 		return true;
-	unlock_index_object(index, HAM_MERGING_LOCK_SUBID);
+	unlock_index_object(index, HAM_FLUSHING_LOCK_SUBID);
 	return false;
 }
 
 /*
- * The compaction lock: held by a compaction, and with the merge lock by
- * VACUUM, the build and the check (ham_maintenance_lock), which take the
- * merge lock first.  A session that holds it only ever tries the merge
- * lock without waiting.
+ * The compaction lock: held by a compaction, and by VACUUM, the build and
+ * the check (within the maintenance lock, after the flush lock).  A
+ * session that holds it only ever tries the flush lock, never waits for it.
  */
-#define HAM_COMPACT_LOCK_SUBID	0x4e46	/* "NF" */
+void
+ham_compact_lock(Relation index)
+{
+	lock_index_object(index, HAM_COMPACT_LOCK_SUBID);
+}
 
 bool
 ham_compact_trylock(Relation index)
@@ -112,17 +122,15 @@ ham_compact_unlock(Relation index)
 	unlock_index_object(index, HAM_COMPACT_LOCK_SUBID);
 }
 
-void
-ham_compact_lock(Relation index)
-{
-	lock_index_object(index, HAM_COMPACT_LOCK_SUBID);
-}
-
-/* Both locks: no flush, no compaction, no other maintenance meanwhile. */
+/*
+ * The maintenance lock: the flush lock, then the compaction lock -- no
+ * flush, no compaction, no other maintenance meanwhile.  VACUUM, the build,
+ * the check and recycling hold it.
+ */
 void
 ham_maintenance_lock(Relation index)
 {
-	lock_index_object(index, HAM_MERGE_LOCK_SUBID);
+	lock_index_object(index, HAM_FLUSH_LOCK_SUBID);
 	lock_index_object(index, HAM_COMPACT_LOCK_SUBID);
 }
 
@@ -130,21 +138,23 @@ void
 ham_maintenance_unlock(Relation index)
 {
 	unlock_index_object(index, HAM_COMPACT_LOCK_SUBID);
-	unlock_index_object(index, HAM_MERGE_LOCK_SUBID);
+	unlock_index_object(index, HAM_FLUSH_LOCK_SUBID);
 }
 
 /*
- * Set by the background worker: its merges give way to a session that
- * waits for a lock on the index (DROP INDEX, REINDEX, ALTER ...), as
- * autovacuum gives way, instead of making it -- and every query queued
- * behind its lock on the table -- wait out a merge of the whole run.
+ * Set by the background worker: its flushes and compactions give way to a
+ * session that waits for a lock on the index (DROP INDEX, REINDEX, ALTER
+ * ...), as autovacuum gives way, instead of making it -- and every query
+ * queued behind its lock on the table -- wait out a compaction of the whole
+ * index.  The run writer and the flush's reading of the list call
+ * ham_maybe_yield now and then.
  */
-bool		ham_merge_yields = false;
+bool		ham_yields = false;
 
 void
-ham_merge_check_yield(Relation index)
+ham_maybe_yield(Relation index)
 {
-	if (ham_merge_yields && LockHasWaitersRelation(index, HAM_WORKER_LOCKMODE))
+	if (ham_yields && LockHasWaitersRelation(index, HAM_WORKER_LOCKMODE))
 		ereport(ERROR,
 				(errcode(ERRCODE_QUERY_CANCELED),
 				 errmsg("canceling merge of hamming index \"%s\"", RelationGetRelationName(index)),

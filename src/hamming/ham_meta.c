@@ -4,6 +4,8 @@
  *		The metapage: a new index's, its runs, and the snapshot of it that
  *		scans and maintenance read.
  *
+ * README, "The metapage", gives the rules for appends, seals and swaps.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -115,8 +117,8 @@ ham_meta_snapshot(Relation index, const HamMetaPageData *meta, HamSnapshot *snap
 	snap->nulls = meta->nulls;
 	snap->list_cleanups = meta->list_cleanups;
 	snap->flags = meta->flags;
-	snap->merges = meta->merges;
-	snap->insert_merges = meta->insert_merges;
+	snap->flushes = meta->flushes;
+	snap->insert_flushes = meta->insert_flushes;
 	snap->compactions = meta->compactions;
 }
 
@@ -135,7 +137,7 @@ ham_read_snapshot(Relation index, HamSnapshot *snap)
 
 /*
  * Set and clear metapage flags, WAL-logged; bump_cleanups also invalidates
- * every backend's cached lists (ham_cache.c).  The caller holds the merge
+ * every backend's cached lists (ham_cache.c).  The caller holds the flush
  * lock.
  */
 void

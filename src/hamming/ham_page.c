@@ -4,6 +4,8 @@
  *		Pages: their special space, new and recycled pages, and reading a
  *		page checked for its kind, epoch and table.
  *
+ * README, "Pages, kinds and epochs".
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -119,7 +121,8 @@ ham_check_page(Relation index, Buffer buf, uint16 kind, uint32 epoch, int table)
 /*
  * Is a page part of the index the snapshot describes?  Run pages belong to
  * the run's epoch, list pages to one of the lists'; anything else (pages of
- * retired runs and lists, of a merge that failed, free pages) is garbage.
+ * retired runs and lists, of a flush or compaction that failed, free
+ * pages) is garbage.
  */
 bool
 ham_page_live(const HamSnapshot *snap, Page page)

@@ -4,6 +4,8 @@
  *		Recycling: the pages no run or list holds put in the free space map,
  *		once no scan can still be reading them.
  *
+ * README, "Recycling": retired_xid and HAM_META_GARBAGE.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -20,8 +22,9 @@
 
 /*
  * Put in the free space map every page that belongs to no live run or list,
- * once no scan can be reading them.  The caller holds the merge lock.
- * Nothing to do unless a merge has left garbage since the last pass
+ * once no scan can be reading them.  The caller holds the maintenance lock.
+ * Nothing to do unless a flush or compaction has left garbage since the last
+ * pass
  * (HAM_META_GARBAGE); the pass reads the index through a ring of buffers,
  * as a sequential scan does, not through all of shared_buffers.
  */
@@ -66,8 +69,9 @@ ham_recycle(Relation index)
 		garbage = !ham_page_live(&snap, page);
 
 		/*
-		 * A page of no run or list is reachable by nobody (merges are
-		 * excluded, and it is not in the free space map yet): mark it free.
+		 * A page of no run or list is reachable by nobody (flushes and
+		 * compactions are excluded, and it is not in the free space map
+		 * yet): mark it free.
 		 */
 		if (garbage && !PageIsNew(page) && opaque->kind != HAM_KIND_FREE)
 		{
@@ -102,7 +106,7 @@ ham_recycle(Relation index)
 
 /*
  * Pages of the index that hold no run or list: recycled ones, and those
- * merges retired that wait to be.
+ * flushes and compactions retired that wait to be.
  */
 int64
 ham_unused_pages(Relation index, const HamSnapshot *snap)

@@ -5,6 +5,8 @@
  *		check): its header, its directory, loaded a page at a time as
  *		searches need it, and its data pages.
  *
+ * README, "Reading a run: the directory".
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -172,7 +174,7 @@ load_dir_page(Relation index, HamRunDir *dir, int table, uint32 j)
 	dir->dloaded[table][j] = true;
 }
 
-/* Load a table's whole directory (a flat pass, a merge, the check). */
+/* Load a table's whole directory (a flat pass, the run writer, the check). */
 void
 ham_run_dir_load_table(Relation index, HamRunDir *dir, int table)
 {

@@ -1,16 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * ham_run_writer.c
- *		Writing a run: the index build, flushes and compactions.
+ *		The run writer: a new run from the entries it is given (the index
+ *		build, a flush's sealed list) merged with the tables of older runs
+ *		(a compaction; a flush into the newest run).
  *
- * The writer sorts every entry m times, once per table, keyed by the code
- * rotated so that the table's block leads.  While the entries fit in its
- * memory (a merge's list, a small build) it keeps them in one array and
- * sorts a keyed copy per table in place; past that it feeds them to m
- * tuplesorts, which spill to temporary files beyond their memory.  Then,
- * table by table, it writes the sorted entries to full data pages, the
- * directory of those pages, and last the header that lists the directory
- * pages.
+ * README, "Writing a run", describes the writer and the order of the pages
+ * it writes.
  *
  *-------------------------------------------------------------------------
  */
@@ -245,9 +241,9 @@ write_page(Relation index, Page image)
 	UnlockReleaseBuffer(buf);
 	if (ham_debug_run_page_delay > 0)
 	{
-		/* a page is now a long while: give way as often (ham_merge.c) */
+		/* a page is now a long while: give way as often (ham_locks.c) */
 		pg_usleep(ham_debug_run_page_delay * 1000L);
-		ham_merge_check_yield(index);
+		ham_maybe_yield(index);
 		CHECK_FOR_INTERRUPTS();
 	}
 	return blkno;
@@ -255,7 +251,8 @@ write_page(Relation index, Page image)
 
 /*
  * A table of an existing run read in key order, page by page: the other
- * input of a merge, already sorted, so a merge sorts only the new entries.
+ * input of the writer's merge, already sorted, so that a compaction sorts
+ * only the new entries.
  */
 typedef struct HamRunCursor
 {
@@ -518,7 +515,7 @@ write_table_data(HamRunWriter *w, HamTableInputs *in, HamRunDir **old, HamRunOut
 			ham_init_page(image, HAM_KIND_RUN_DATA, w->epoch, t);
 			n = 0;
 			if (*npages % 64 == 0)
-				ham_merge_check_yield(w->index);
+				ham_maybe_yield(w->index);
 			CHECK_FOR_INTERRUPTS();
 		}
 	}
@@ -651,7 +648,7 @@ ham_run_add_list_page(Page page, void *arg)
 	for (int i = 0; i < HamPageGetOpaque(page)->nentries; i++)
 		ham_run_writer_add(feed->writer, HamPageCodes(page)[i], &HamPageTids(page)[i]);
 	feed->added += HamPageGetOpaque(page)->nentries;
-	ham_merge_check_yield(feed->index);
+	ham_maybe_yield(feed->index);
 }
 
 /* Add every entry of a run's table 0 to the writer, as new entries. */
@@ -669,7 +666,7 @@ ham_run_add_table0(Relation index, HamRunWriter *writer, HamRunDir *run)
 			ham_run_writer_add(writer, nd_unpermute(&run->layout, 0, HamPageCodes(page)[i]),
 							   &HamPageTids(page)[i]);
 		UnlockReleaseBuffer(buf);
-		ham_merge_check_yield(index);
+		ham_maybe_yield(index);
 		CHECK_FOR_INTERRUPTS();
 	}
 }
@@ -681,12 +678,13 @@ ham_run_add_table0(Relation index, HamRunWriter *writer, HamRunDir *run)
  * VACUUM pass over them was cancelled: HAM_META_RUN_UNEVEN, or tables
  * found to differ, as in an index that 0.2 vacuumed so), the new run is
  * written from their tables 0 alone, each of which holds every live entry
- * of its run.  Returns the header (InvalidBlockNumber: no entries).
+ * of its run.  Returns the header (InvalidBlockNumber: no entries);
+ * *added gets the entries taken from the list.
  */
 BlockNumber
 ham_run_write(Relation index, int nblocks, uint32 epoch, const HamList *sealed,
-				const HamRunRef *runs, int nold, bool uneven, uint64 *nentries,
-				int64 *merged)
+			  const HamRunRef *runs, int nold, bool uneven, uint64 *nentries,
+			  int64 *added)
 {
 	HamRunFeed feed;
 	HamRunDir **old = palloc(sizeof(HamRunDir *) * Max(nold, 1));
@@ -703,7 +701,7 @@ ham_run_write(Relation index, int nblocks, uint32 epoch, const HamList *sealed,
 	feed.added = 0;
 	if (sealed)
 		ham_list_walk(index, sealed, ham_run_add_list_page, &feed);
-	*merged = feed.added;
+	*added = feed.added;
 	if (!uneven)
 	{
 		header = ham_run_writer_finish(feed.writer, old, nold, nentries,

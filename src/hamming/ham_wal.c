@@ -1,8 +1,27 @@
 /*-------------------------------------------------------------------------
  *
  * ham_wal.c
- *		The two page changes the index WAL-logs by hand: an entry appended to
- *		a list page, a page marked free.
+ *		The two page changes the index WAL-logs itself: an entry appended
+ *		to a list page, a page marked free.  Everything else the index
+ *		writes goes through generic WAL's public API.
+ *
+ * !!! THIS FILE WRITES A PRIVATE FORMAT OF POSTGRESQL'S BY HAND: the block
+ * data of a generic WAL record, as src/backend/access/transam/
+ * generic_xlog.c writes it (writeFragment) and replays it (applyPageRedo),
+ * in static functions that promise nothing across majors.  The record is
+ * replayed by PostgreSQL's own generic_redo, on the primary after a crash
+ * and on every standby: a format that drifted from it would corrupt the
+ * index there.
+ *
+ * The Makefile builds this code (HAM_WAL=fragments) only for the majors in
+ * HAM_WAL_CHECKED, whose generic_xlog.c has been compared with
+ * ham_log_fragments below; any other major, and `make HAM_WAL=api`, get
+ * the same two changes through the public API (GenericXLogFinish, the
+ * #else branch below), which writes the same records some 6 times slower
+ * (README, "WAL"; doc/index-hamming.md, "WAL records").  Before adding a
+ * major to HAM_WAL_CHECKED, compare its generic_xlog.c with the format
+ * described at ham_log_fragments.  Nothing else in neardup writes the
+ * format.
  *
  *-------------------------------------------------------------------------
  */
@@ -46,10 +65,10 @@
  * data for a full image), whose block data is a sequence of fragments,
  * each an OffsetNumber offset into the page, an OffsetNumber length and
  * that many bytes, with no header, flags or padding; replay copies each
- * fragment in turn, then zeroes the hole between pd_lower and pd_upper.  Compare generic_xlog.c of every new major
- * with this before adding it to HAM_WAL_CHECKED in the Makefile (a major
- * not in it is built with HAM_WAL=api); this is the only place that writes
- * the format.
+ * fragment in turn, then zeroes the hole between pd_lower and pd_upper.
+ * Compare generic_xlog.c of every new major with this before adding it to
+ * HAM_WAL_CHECKED in the Makefile (a major not in it is built with
+ * HAM_WAL=api); this is the only place that writes the format.
  */
 static void
 ham_log_fragments(Relation index, Buffer buf, int n, void *const *fields, const uint16 *lengths)
@@ -108,7 +127,7 @@ ham_page_append(Relation index, Buffer buf, uint64 code, ItemPointer tid)
 
 /*
  * Mark a page of no run or list free, exclusively locked, WAL-logged.  Only
- * its special space changes (what it held stays, unread): a merge at 10M
+ * its special space changes (what it held stays, unread): a compaction at 10M
  * rows retires some 70,000 pages, which a full page image each made 570MB
  * of WAL.
  */
