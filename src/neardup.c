@@ -3,9 +3,10 @@
  * neardup.c
  *		Module entry point of the neardup extension.
  *
- * The SQL-facing code lives one concern per file (simhash64_type.c,
- * hamming.c, text_features.c, simhash_*.c, index/, planner/); the
- * server-free algorithmic cores live in src/core/.
+ * The SQL-facing code lives one concern per file, in folders that follow
+ * the data path (type/, fingerprint/, minhash/, index/, the hamming access
+ * method in hamming/ -- its README describes it --, planner/, dedup/,
+ * shard/); the server-free algorithmic cores live in src/core/.
  *
  *-------------------------------------------------------------------------
  */

@@ -2,15 +2,18 @@
  *
  * ham_build.c
  *		CREATE INDEX ... USING hamming: the metapage, then one run of every
- *		code in the table (ham_run.c), and the NULLs in their list.
+ *		code in the table (ham_run_writer.c), and the NULLs in their list;
+ *		and the metapage of an unlogged index's init fork.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/tableam.h"
+#include "access/xloginsert.h"
 #include "catalog/index.h"
 #include "miscadmin.h"
+#include "storage/smgr.h"
 #include "utils/rel.h"
 
 #include "hamming.h"
@@ -71,7 +74,7 @@ ham_set_run(Relation index, BlockNumber header, uint32 epoch, uint64 nentries)
 	UnlockReleaseBuffer(buf);
 }
 
-/* The next epoch, taken from the metapage (the caller excludes merges). */
+/* The next epoch, taken from the metapage (the caller excludes flushes). */
 static uint32
 ham_take_epoch(Relation index)
 {
@@ -106,9 +109,9 @@ ham_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 
 	/*
-	 * Hold the merge lock throughout: under CREATE INDEX CONCURRENTLY other
-	 * sessions see the index, and a merge's recycling would free the pages
-	 * being written here, which belong to no run yet.
+	 * Hold the maintenance lock throughout: under CREATE INDEX CONCURRENTLY
+	 * other sessions see the index, and a flush's recycling would free the
+	 * pages being written here, which belong to no run yet.
 	 */
 	ham_maintenance_lock(index);
 	ham_write_meta(index, nblocks);
@@ -126,4 +129,19 @@ ham_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	result->heap_tuples = reltuples;
 	result->index_tuples = bs.indtuples;
 	return result;
+}
+
+/* The metapage of an unlogged index's init fork, as contrib/bloom writes it. */
+void
+ham_buildempty(Relation index)
+{
+	Page		metapage = (Page) palloc(BLCKSZ);
+
+	ham_init_meta_page(metapage, ham_option_blocks(index));
+	PageSetChecksumInplace(metapage, HAM_METAPAGE_BLKNO);
+	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, HAM_METAPAGE_BLKNO,
+			  (char *) metapage, true);
+	log_newpage(&nd_smgr_locator(RelationGetSmgr(index)), INIT_FORKNUM,
+				HAM_METAPAGE_BLKNO, metapage, true);
+	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 }

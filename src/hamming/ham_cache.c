@@ -1,46 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * ham_cache.c
- *		Backend-local caches of each hamming index's run directory and
+ *		Backend-local caches of each hamming index's run directories and
  *		pending list, so that a backend running many short scans (the
  *		exclusion constraint's check of every inserted row, a pool
  *		connection's lookups) reads a run's directory pages once per run
  *		rather than once per scan (and only those its searches need), and
  *		of the pending list only the entries added since its last scan,
  *		searching the rest in memory by multi-index hashing (nd_codeset.h).
- *		A list is cached once the backend has searched it often enough to
- *		repay the cache (HAM_LIST_CACHE_AFTER).
  *
- * A directory is valid for one run: the index's relfilenode, the run's header
- * page and its epoch (the metapage names all three, and a merge or REINDEX
- * changes at least one of them).  Scans hold a reference while they use an
- * entry; an entry replaced by a newer run, or invalidated with the index's
- * relation cache entry (DROP, REINDEX, TRUNCATE, VACUUM's statistics), is
- * freed once its last scan releases it.  A scan that ends by an error never
- * releases its reference: at the end of the top-level transaction, when no
- * scan can be running any more, every reference is forgotten and every
- * retired entry freed.
- *
- * A cached list is valid for one list (its epoch; a merge starts a new
- * one) while VACUUM removes none of its entries: a VACUUM index pass bumps
- * the metapage's list_cleanups when it starts, before it removes anything,
- * and when it ends.  Lists only grow at their
- * tail page, so a scan reads from the page where the cache stopped: no
- * page when nothing was added but that one.  VACUUM counts the pages it
- * compacts in the page and in the metapage (ham_vacuum.c): a cache drops
- * its entries when the metapage's count moved, and re-reads the list when
- * the page it stopped at was compacted under it.  Entries of dead rows that
- * a cache still holds until then are harmless: their heap slots are reused
- * only after VACUUM's index pass has ended, and a dead row is no match.
- * The lists a backend caches take at most work_mem together, whatever the
- * number of indexes it scans (a query over 100 partitions): the cache used
- * longest ago makes room for a new one, and a list that would not fit
- * alone is not cached.  A cache is used synchronously by a scan's start, so
- * it needs no references.
- *
- * Caches are never read by another process, so they need no locks; pages
- * read through a cached directory are still checked for their kind and
- * epoch (ham_read_page), as with a directory read by the scan itself.
+ * README, "The backend caches", gives when each cache is valid.
  *
  *-------------------------------------------------------------------------
  */
@@ -232,7 +201,7 @@ ham_slot_of(Relation index)
 /*
  * The directory of the snapshot's run `run`, from the cache or read now;
  * the caller releases it with ham_dir_release().  Directories of runs the
- * snapshot no longer lists (merged away) leave the cache.
+ * snapshot no longer lists (compacted away) leave the cache.
  */
 HamDirRef *
 ham_dir_acquire(Relation index, const HamSnapshot *snap, int run)

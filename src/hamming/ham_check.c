@@ -8,15 +8,15 @@
  * Structure:
  *	- every page of the relation is a hamming page (or a new, empty one)
  *	  whose entry count fits the page;
- *	- the metapage's tables-per-run is in range and the run's header agrees;
- *	- every table of the run: its directory and data pages are of the run's
+ *	- the metapage's tables-per-run is in range and each run's header agrees;
+ *	- every table of every run: its directory and data pages are of the run's
  *	  epoch and of that table; keys ascend within and across pages; each
  *	  directory entry is at most its page's first key (VACUUM only raises
  *	  first keys); every TID is valid; and every table holds the same
  *	  entries as table 0 (same count and same order-independent digest of
  *	  the unrotated code and TID of each entry) -- unless a VACUUM pass
- *	  over the run was cancelled (HAM_META_RUN_UNEVEN), which leaves the
- *	  tables holding different dead entries until the next merge or
+ *	  over the runs was cancelled (HAM_META_RUN_UNEVEN), which leaves the
+ *	  tables holding different dead entries until the next compaction or
  *	  complete VACUUM;
  *	- the pending, sealed and NULL lists: pages of the list's epoch, linked
  *	  without a cycle, valid TIDs.
@@ -28,8 +28,8 @@
  * does: a missing entry can go unnoticed with a small probability, a
  * reported one is certain.
  *
- * The check holds the merge lock, so merges and VACUUM wait for it;
- * inserts and scans go on.  On a standby, where replay takes no merge
+ * The check holds the maintenance lock, so flushes, compactions and VACUUM
+ * wait for it; inserts and scans go on.  On a standby, where replay takes no
  * lock, a problem found while replay changed the index is checked again.
  *
  * Only the index's owner may run it, and the index's expressions and
@@ -322,8 +322,9 @@ check_heap(HamCheckState *st, Snapshot snapshot)
 }
 
 /*
- * The structure: pages, the run, the lists.  The caller holds the merge
- * lock, or is on a standby, where replay may change the index meanwhile.
+ * The structure: pages, the runs, the lists.  The caller holds the
+ * maintenance lock, or is on a standby, where replay may change the index
+ * meanwhile.
  */
 static void
 check_structure(HamCheckState *st, HamSnapshot *snap)
@@ -371,14 +372,15 @@ index_moved(Relation index, const HamSnapshot *before)
 		if (now.runs[r].header != before->runs[r].header ||
 			now.runs[r].epoch != before->runs[r].epoch)
 			return true;
-	return now.merges != before->merges || now.compactions != before->compactions || now.list_cleanups != before->list_cleanups ||
+	return now.flushes != before->flushes || now.compactions != before->compactions || now.list_cleanups != before->list_cleanups ||
 		now.pending.epoch != before->pending.epoch || now.sealed.epoch != before->sealed.epoch ||
 		now.sealed.head != before->sealed.head || now.nulls.epoch != before->nulls.epoch;
 }
 
 /*
- * On a standby the merge lock means nothing (replay takes no such lock):
- * a merge or VACUUM replayed during the check changes pages under it, which
+ * On a standby the maintenance lock means nothing (replay takes no such
+ * lock): a flush, compaction or VACUUM replayed during the check changes
+ * pages under it, which
  * would look like corruption.  Check in a subtransaction, and when it finds
  * a problem while the metapage moved, check again; a problem found on an
  * index that stood still is reported.

@@ -87,13 +87,13 @@ ham_run_shares(Oid indexoid, double *share, double *pending)
 	index_close(index, NoLock);
 	for (int r = 0; r < snap.nruns; r++)
 		total += (double) snap.runs[r].nentries;
-	total += (double) ham_unmerged_entries(&snap);
+	total += (double) ham_unflushed_entries(&snap);
 	n = Max(snap.nruns, 1);
 	share[0] = 1.0;
 	for (int r = 0; r < snap.nruns && total > 0; r++)
 		share[r] = (double) snap.runs[r].nentries / total;
 	if (total > 0)
-		*pending = (double) ham_unmerged_entries(&snap) / total;
+		*pending = (double) ham_unflushed_entries(&snap) / total;
 	return n;
 }
 

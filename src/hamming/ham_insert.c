@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * ham_insert.c
- *		Inserts: an entry appended to the pending list, and now and then a
- *		merge of that list into the run.
+ *		Inserts: an entry appended to the pending list (or the nulls list),
+ *		and now and then a flush of that list into a new run.
  *
  *-------------------------------------------------------------------------
  */
@@ -27,8 +27,8 @@ ham_insert(Relation index, Datum *values, bool *isnull,
 	ham_list_append(index, HAM_LIST_PENDING, ham_value_code(ham_indexes_balls(index), values[0]),
 					ht_ctid, &snap);
 
-	/* Merge (or have a background worker merge) when the list is long enough */
-	if (ham_merge_wanted(index, &snap, false))
-		ham_merge_after_insert(index, &snap);
+	/* Flush (or have a background worker flush) when the list is long enough */
+	if (ham_flush_wanted(index, &snap, false))
+		ham_flush_after_insert(index, &snap);
 	return false;
 }

@@ -32,28 +32,11 @@
  * NULL last, as the sort of a sequential scan would.
  *
  * Entries are held in memory between the calls that find them and the
- * calls that return them.  VACUUM may meanwhile remove a dead row's entry
- * and free its heap slot, and a later VACUUM mark the page all-visible: an
- * index-only scan, which trusts the visibility map instead of the row,
- * would then return the dead row's code.  nbtree keeps the leaf page it
- * returns from pinned, and VACUUM takes a cleanup lock on every leaf page;
- * here every scan shares the metapage, so an index-only scan (with an MVCC
- * snapshot) pins it only while it gathers entries -- within one call --
- * and reads the visibility map for each entry as it finds it.  An entry on
- * a page the map says all-visible stands: its row is visible to every
- * snapshot, and no VACUUM can remove it while this scan's snapshot lives.
- * Any other entry is marked, and when the scan returns it, the scan checks
- * that its snapshot sees the row (a heap fetch, as the executor would do)
- * and skips it otherwise.  That check needs no pin: if VACUUM has freed the
- * entry's slot since, the slot is empty or holds a row inserted after the
- * scan began, which its snapshot does not see.  So the pin can go between
- * calls: an idle cursor holds up no VACUUM, which waits (ham_vacuum.c) only
- * for a scan in the middle of a call; and only the rows returned are
- * fetched, not every entry gathered.  The visibility map is trusted only
- * for entries the index still held when the pin was taken: after a VACUUM
- * pass has ended since the scan began, entries of runs a merge has retired
- * (which the pass skipped) are all marked.  Scans with a non-MVCC snapshot
- * (the exclusion constraint's) keep the pin from start to end.
+ * calls that return them, while VACUUM may remove entries and free their
+ * heap slots: an index-only scan pins the metapage only while one call
+ * gathers entries, reads the visibility map for each entry as it finds it,
+ * and checks a marked entry's row against its snapshot when it returns it
+ * (README, "VACUUM").
  *
  *-------------------------------------------------------------------------
  */
@@ -223,7 +206,7 @@ ham_release_interlock(HamScanOpaque so)
  * since the scan read the metapage first (the count of list cleanups is as
  * it was then), or if every run and list the scan reads is still in the
  * index: a complete pass removed the dead entries of all of those.  Not so
- * a run a merge retired: a pass skips it, and its entries may name freed
+ * a run a compaction retired: a pass skips it, and its entries may name freed
  * slots.
  */
 static void
@@ -607,7 +590,7 @@ ham_scan_list_page(Page page, void *arg)
 
 /*
  * The pending list through this backend's cache of it (when it fits in
- * work_mem), and the sealed one, there only while a merge runs, directly.
+ * work_mem), and the sealed one, there only while a flush runs, directly.
  */
 static void
 ham_scan_lists(IndexScanDesc scan)

@@ -2,8 +2,8 @@
  *
  * ham_stats.c
  *		hamming_stats(index): what the metapage says of an index -- the runs,
- *		the lists, the merges -- for monitoring merges (pgstatginindex's
- *		counterpart); hamming_runs(index): each run.
+ *		the lists, the flushes and compactions -- for monitoring them
+ *		(pgstatginindex's counterpart); hamming_runs(index): each run.
  *
  * Given a partitioned hamming index, hamming_stats adds up its partitions'
  * indexes (as pg_total_relation_size would have it: one figure for the
@@ -53,10 +53,10 @@ hamming_stats(PG_FUNCTION_ARGS)
 		sums[2] += (int64) ham_list_entries(index, &snap.pending);
 		sums[3] += (int64) ham_list_entries(index, &snap.sealed);
 		sums[4] += (int64) ham_list_entries(index, &snap.nulls);
-		sums[5] += (int64) snap.merges;
-		sums[6] += (int64) snap.insert_merges;
+		sums[5] += (int64) snap.flushes;	/* merges: the flushes' alias */
+		sums[6] += (int64) snap.insert_flushes;
 		sums[7] += (int64) RelationGetNumberOfBlocks(index);
-		sums[8] += (int64) snap.merges;
+		sums[8] += (int64) snap.flushes;
 		sums[9] += (int64) snap.compactions;
 		if (tupdesc->natts >= HAM_STATS_COLS)
 			sums[10] += ham_unused_pages(index, &snap);

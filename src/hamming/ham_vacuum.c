@@ -2,45 +2,13 @@
  *
  * ham_vacuum.c
  *		VACUUM: remove the entries of dead rows from every page of the runs
- *		and of the lists, recycle the pages earlier merges retired, then
- *		flush the pending list if it is long, compact the runs (rewriting
- *		those the removals left sparse), and recycle again.
+ *		and of the lists, in place; then recycle the pages flushes and
+ *		compactions retired, flush the pending list if it is long, compact
+ *		the runs, recycle again and give a free end of the file back.
  *
- * Entries are removed in place, keeping the order of a run's pages; the
- * directory then understates some pages' first keys, which only widens the
- * ranges scans read (ham_run_table_pages).  VACUUM holds the merge lock
- * throughout: a merge copying an entry VACUUM is removing would bring it
- * back, pointing at a heap slot about to be reused.
+ * README, "VACUUM", gives the protocol: the flags and counters a pass sets,
+ * and the cleanup lock it waits for; "Space under churn" the truncation.
  *
- * A pass is not atomic: cancelled half-way, it leaves the run's tables
- * holding different dead entries (harmless to scans: those rows are dead,
- * and their heap slots are not reused before a pass completes).  The
- * metapage says so (HAM_META_RUN_UNEVEN) from the start of the pass to its
- * end; ham_merge.c and ham_check.c act on it.  The start also invalidates
- * every backend's cached lists, before any entry is removed, and so does
- * the end (ham_cache.c).
- *
- * The end of a complete pass also sets the metapage's entry counts, in the
- * same WAL record that clears the flag: each run's to the live entries of
- * its table 0 (the pass read them all, and no merge runs meanwhile), and
- * each list's less what the pass removed from its pages other than the
- * tail (ham_list_append counts those as it goes; the tail counts as one).
- * The merge threshold, the compaction tiers and the cost estimate read
- * these counts, which would otherwise keep the dead entries until the next
- * merge.
- *
- * Scans that serve a non-MVCC snapshot (the exclusion constraint's check)
- * keep the metapage pinned while they hold entries in memory, and
- * index-only scans pin it while they gather entries (each call to
- * amgettuple that reads the index; they check every entry against the
- * visibility map or their snapshot then, ham_scan.c); every pass waits
- * for a cleanup lock on it before returning -- that is, until no such scan
- * may still hold a removed entry unchecked -- so the heap slots of removed
- * entries are not reused and marked all-visible under them (nbtree keeps
- * the leaf page pinned for the same reason, and takes a cleanup lock on
- * every leaf page in every pass).  An idle cursor holds no pin.  The pass
- * also puts free pages back in the free space map, which is not
- * WAL-logged.
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -97,8 +65,8 @@ ham_vacuum_list_count(HamList *list, uint32 epoch, uint64 removed)
  * The end of a complete pass: the tables are even again, cached lists are
  * dropped (backends may have read pages during the pass), and the counts
  * are what the pass found -- one WAL-logged change of the metapage.  The
- * merge lock, held since the pass began, kept the runs and the lists'
- * epochs as the snapshot gives them.
+ * maintenance lock, held since the pass began, kept the runs and the
+ * lists' epochs as the snapshot gives them.
  */
 static void
 ham_vacuum_set_counts(Relation index, const HamSnapshot *snap, const HamVacuumCounts *counts)
@@ -146,7 +114,7 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 
 	ham_maintenance_lock(index);
-	/* before anything is removed: caches dropped, the run marked uneven */
+	/* before anything is removed: caches dropped, the runs marked uneven */
 	ham_meta_set_flags(index, HAM_META_RUN_UNEVEN, 0, true);
 	ham_read_snapshot(index, &snap);
 	memset(&counts, 0, sizeof(counts));
@@ -244,9 +212,9 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	/*
 	 * Wait out the scans that may still hold removed entries -- whether this
 	 * pass removed them or an earlier one that was cancelled (perhaps right
-	 * here), or a merge that wrote an uneven run anew from table 0: the heap
-	 * pass that follows frees the slots of all of them.  nbtree likewise
-	 * takes a cleanup lock on every leaf page in every pass.
+	 * here), or a flush or compaction that wrote uneven runs anew from
+	 * tables 0: the heap pass that follows frees the slots of all of them.
+	 * nbtree likewise takes a cleanup lock on every leaf page in every pass.
 	 */
 	{
 		Buffer		metabuf = ReadBufferExtended(index, MAIN_FORKNUM, HAM_METAPAGE_BLKNO,
@@ -269,7 +237,7 @@ ham_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
  * standby replays the lock, so its queries of the index give way as they
  * do to a table's truncation.  A free page is one ham_recycle() marked, no
  * scan can still be reading it, and no session allocates pages without a
- * lock on the index.  The caller holds the maintenance locks.
+ * lock on the index.  The caller holds the maintenance lock.
  */
 static void
 ham_truncate_free_tail(Relation index)
@@ -336,20 +304,21 @@ ham_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		return stats;
 
 	/*
-	 * Recycle first what earlier merges retired (a bulk load's compactions,
-	 * whose pages its own snapshot kept until it ended), so that what this
-	 * VACUUM writes reuses them rather than extending the index.
+	 * Recycle first what earlier flushes and compactions retired (a bulk
+	 * load's compactions, whose pages its own snapshot kept until it
+	 * ended), so that what this VACUUM writes reuses them rather than
+	 * extending the index.
 	 */
 	ham_maintenance_lock(index);
 	ham_recycle(index);
 	ham_maintenance_unlock(index);
 
 	ham_read_snapshot(index, &snap);
-	if (ham_merge_wanted(index, &snap, true) || ham_list_holds_end(index, &snap))
+	if (ham_flush_wanted(index, &snap, true) || ham_list_holds_end(index, &snap))
 	{
-		int64		merged;
+		int64		flushed;
 
-		ham_merge(index, true, false, &merged);
+		ham_flush_and_compact(index, true, false, &flushed);
 	}
 	else
 		ham_compact(index, true);

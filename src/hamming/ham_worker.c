@@ -1,48 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * ham_worker.c
- *		Merges in a background worker, so that the insert that finds the
- *		pending list due for a merge does not pay for it.
+ *		What an insert does when it finds the pending list due for a
+ *		flush: start a background worker that flushes and compacts (the
+ *		"neardup merge" worker), or flush itself; and the brake, which makes
+ *		it flush itself when inserts outrun the flushes.
  *
- * A merge can rewrite a large run: at 10M rows, seconds of work that one
- * unlucky insert (or COPY) would otherwise do in its own session.  With the
- * index's `background_merge` option on (the default), that insert instead
- * starts a dynamic background worker ("neardup merge" in pg_stat_activity),
- * which needs no configuration beyond a free slot of max_worker_processes,
- * and goes on.  The worker merges while the lists hold a merge's worth and
- * exits; a merge already seals the list first, so inserts never wait for
- * it (ham_merge.c).
- *
- * The insert merges in its own session, as before, when no worker can be
- * started (no free slot, single-user mode, neardup.max_merge_workers
- * reached), when the index is temporary or new in the inserting transaction
- * (another session cannot see it), and -- so that the list a scan reads
- * stays bounded when inserts outrun the merges -- when the lists hold a
- * third more than a merge's worth (the brake, ham_brake_wanted): then it
- * waits for the merge under way and merges what came in meanwhile.
- *
- * The brake never waits on a lock: it polls the merge lock, so that
- * lock_timeout, the deadlock checker (which would cancel an autovacuum
- * holding the lock) and the lock queue are not involved; it waits only
- * while a merge is under way (ham_merge_running), or while a compaction
- * holds the newest run with every run slot taken (ham_flush_blocked: no
- * flush can be done then, and the list would grow until the compaction
- * ends), never for a VACUUM pass or a check, and gives up before the
- * statement's statement_timeout.  The brake applies whether or not the
- * index merges in the background.
- *
- * Workers are few and never stuck.  A small table in shared memory
- * (allocated on first use, from the slack PostgreSQL keeps for that, as
- * pg_prewarm's autoprewarm does) records each index's worker and its last
- * launch: at most one worker per index, at most one launch a second per
- * index from all backends, at most neardup.max_merge_workers at once in the
- * cluster, so that parallel query, logical replication and other
- * extensions keep their max_worker_processes slots.  A worker takes its
- * locks only if they are free at once, and exits otherwise; its merge
- * gives way to a session that waits for a lock on the index.  It connects
- * as the bootstrap superuser (PostgreSQL 15 starts no worker as a NOLOGIN
- * role) but merges as the index's owner in a security-restricted
- * operation; it calls no user code.
+ * README, "The worker and the brake", describes both.
  *
  *-------------------------------------------------------------------------
  */
@@ -74,7 +38,7 @@
 /* A launch whose worker never reported in is forgotten after this */
 #define HAM_LAUNCH_STALE_MS		10000
 
-/* The brake polls the merge lock this often */
+/* The brake polls the flush lock this often */
 #define HAM_BRAKE_POLL_MS		10
 
 #define HAM_WORKER_SLOTS		64
@@ -204,11 +168,11 @@ ham_worker_unreserve(int slotno)
 }
 
 /*
- * Start a worker that merges the index's pending list.  False when none
- * could be registered.
+ * Start a worker that flushes the index's pending list and compacts its
+ * runs.  False when none could be registered.
  */
 static bool
-ham_merge_launch(Relation index, int slotno)
+ham_worker_launch(Relation index, int slotno)
 {
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
@@ -230,40 +194,39 @@ ham_merge_launch(Relation index, int slotno)
 }
 
 /*
- * The brake (ham_brake_wanted) is on.  Merge in this
- * session as soon as the merge lock is free and a flush can be done; while
- * a merge holds the lock, or a compaction holds the newest run with every
- * run slot taken (ham_flush_blocked), poll (ham_merge_running tells a
- * merge from VACUUM or a check).  Gives up (the list stays long a while
- * longer) when the lock is held by something other than a merge (VACUUM, a
- * check), when a merge brought the list down meanwhile, or when the
- * statement's timeout is near.
+ * The brake (ham_brake_wanted) is on.  Flush in this session as soon as
+ * the flush lock is free and a flush can be done; while a flush holds the
+ * lock, or a compaction holds the newest run with every run slot taken
+ * (ham_flush_blocked), poll (ham_flush_running tells a flush from VACUUM
+ * or a check).  Gives up (the list stays long a while longer) when the lock
+ * is held by something other than a flush (VACUUM, a check), when a flush
+ * brought the list down meanwhile, or when the statement's timeout is near.
  */
 static void
-ham_merge_brake(Relation index)
+ham_brake(Relation index)
 {
 	for (;;)
 	{
 		HamSnapshot snap;
-		int64		merged;
+		int64		flushed;
 
-		if (ham_merge_trylock(index))
+		if (ham_flush_trylock(index))
 		{
 			bool		blocked = false;
 
 			ham_read_snapshot(index, &snap);
-			if (ham_merge_wanted(index, &snap, false) &&
-				!ham_merge_locked(index, true, &merged))
+			if (ham_flush_wanted(index, &snap, false) &&
+				!ham_flush_locked(index, true, &flushed))
 			{
 				/* no flush: was it for want of a run slot? */
 				ham_read_snapshot(index, &snap);
 				blocked = ham_flush_blocked(index, &snap);
 			}
-			ham_merge_unlock(index);
+			ham_flush_unlock(index);
 			if (!blocked)
 				return;
 		}
-		else if (!ham_merge_running(index))
+		else if (!ham_flush_running(index))
 			return;
 		ham_read_snapshot(index, &snap);
 		if (!ham_brake_wanted(index, &snap))
@@ -281,13 +244,13 @@ ham_merge_brake(Relation index)
 }
 
 /*
- * An insert found the lists due for a merge (ham_merge_wanted): merge them,
- * or leave it to a background worker.
+ * An insert found the lists due for a flush (ham_flush_wanted): flush them
+ * (and compact), or leave it to a background worker.
  */
 void
-ham_merge_after_insert(Relation index, const HamSnapshot *snap)
+ham_flush_after_insert(Relation index, const HamSnapshot *snap)
 {
-	int64		merged;
+	int64		flushed;
 	TimestampTz now;
 	int			slotno = -1;
 	HamReserve	reserve;
@@ -301,18 +264,18 @@ ham_merge_after_insert(Relation index, const HamSnapshot *snap)
 		/* the brake here too: another session may be flushing or compacting */
 		if (ham_brake_wanted(index, snap))
 		{
-			ham_merge_brake(index);
+			ham_brake(index);
 			ham_compact(index, false);
 		}
 		else
-			ham_merge(index, false, true, &merged);
+			ham_flush_and_compact(index, false, true, &flushed);
 		return;
 	}
 
-	/* Inserts outrun the merges: wait for the one under way, then merge */
+	/* Inserts outrun the flushes: wait for the one under way, then flush */
 	if (ham_brake_wanted(index, snap))
 	{
-		ham_merge_brake(index);
+		ham_brake(index);
 		return;
 	}
 
@@ -324,10 +287,10 @@ ham_merge_after_insert(Relation index, const HamSnapshot *snap)
 	last_attempt_index = RelationGetRelid(index);
 	last_attempt_time = now;
 
-	/* A merge, VACUUM or check holds the lock: a worker would only exit */
-	if (!ham_merge_trylock(index))
+	/* A flush, VACUUM or check holds the lock: a worker would only exit */
+	if (!ham_flush_trylock(index))
 		return;
-	ham_merge_unlock(index);
+	ham_flush_unlock(index);
 
 	ham_workers_attach();
 	reserve = ham_worker_reserve(index, now, &slotno);
@@ -335,12 +298,12 @@ ham_merge_after_insert(Relation index, const HamSnapshot *snap)
 		return;
 	if (reserve == HAM_RESERVED)
 	{
-		if (ham_merge_launch(index, slotno))
+		if (ham_worker_launch(index, slotno))
 			return;
 		ham_worker_unreserve(slotno);
 	}
-	/* no worker to be had: merge here, unless someone else is merging */
-	ham_merge(index, false, true, &merged);
+	/* no worker to be had: flush here, unless someone else is flushing */
+	ham_flush_and_compact(index, false, true, &flushed);
 }
 
 /* The worker's slot is free again when it exits, however it exits. */
@@ -356,10 +319,11 @@ ham_worker_exit(int code, Datum arg)
 }
 
 /*
- * The worker: merge while the lists hold a merge's worth, one transaction
- * per merge (so that the next one can recycle the pages this one retired).
- * It stops when the index is gone, or when its lock or the merge lock is
- * not free at once (whoever holds it merges, or will start a worker).
+ * The worker: flush while the lists hold a flush's worth, then compact
+ * while the policy wants, one transaction per flush or compaction (so that
+ * the next one can recycle the pages this one retired).  It stops when the
+ * index is gone, or when its lock or the flush lock is not free at once
+ * (whoever holds it flushes, or will start a worker).
  */
 void
 ham_merge_worker_main(Datum arg)
@@ -396,7 +360,7 @@ ham_merge_worker_main(Datum arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, BOOTSTRAP_SUPERUSERID, 0);
-	ham_merge_yields = true;
+	ham_yields = true;
 
 	while (more)
 	{
@@ -420,7 +384,7 @@ ham_merge_worker_main(Datum arg)
 		if (index != NULL && ham_is_hamming_index(index))
 		{
 			HamSnapshot snap;
-			int64		merged;
+			int64		flushed;
 
 			GetUserIdAndSecContext(&save_userid, &save_sec_context);
 			SetUserIdAndSecContext(index->rd_rel->relowner,
@@ -428,8 +392,8 @@ ham_merge_worker_main(Datum arg)
 			save_nestlevel = NewGUCNestLevel();
 
 			ham_read_snapshot(index, &snap);
-			if (ham_merge_wanted(index, &snap, false))
-				more = ham_merge(index, false, false, &merged);
+			if (ham_flush_wanted(index, &snap, false))
+				more = ham_flush_and_compact(index, false, false, &flushed);
 			else if (ham_compact_wanted(index, &snap))
 				more = ham_compact(index, false) > 0;
 

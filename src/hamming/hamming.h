@@ -2,43 +2,13 @@
  *
  * hamming.h
  *		The hamming index access method: exact radius and nearest-neighbour
- *		search over simhash64 codes by multi-index hashing.
+ *		search over simhash64 codes by multi-index hashing, in a
+ *		log-structured index -- a metapage, sorted runs, and lists of
+ *		unsorted entries.
  *
- * An index is a metapage, up to HAM_MAX_RUNS immutable sorted *runs*, and
- * two lists of unsorted entries (an entry is a code and a heap TID); it is
- * log-structured:
- *
- *	runs	each of m tables (m = the `blocks` option), each holding every
- *			code of the run rotated so that block j leads (nd_permute.h),
- *			sorted; a directory per table (the leading 32 bits of each data
- *			page's first key) and a header page that lists the directory
- *			pages.  Each run is searched by multi-index hashing (nd_mih.h),
- *			or read whole (table 0 only) when that is cheaper.
- *	pending	where inserts append; searched whole by every scan (through a
- *			backend-local cache of it, ham_cache.c).  A *flush* turns a
- *			full list into a new run, a *compaction* merges the newest runs
- *			into one, tier by tier (ham_merge.c, nd_lsm.h): the pending list
- *			is first *sealed* (inserts go to a fresh list), so that inserts
- *			never wait for a merge.
- *	nulls	the TIDs of rows whose code is NULL, returned last by an
- *			ORDER BY scan, as a sequential scan would sort them.
- *
- * Pages a merge retires (runs merged away, the sealed list) are recycled, by
- * a later merge or VACUUM, once no scan can still be reading them: once the
- * transaction id the merge stamped in the metapage is older than every
- * snapshot (as nbtree recycles deleted pages).  Every page carries its kind
- * and the epoch of the run or list it belongs to, and scans check both, so
- * a page recycled under a scan that had no snapshot (a standby without
- * hot_standby_feedback) is an error, never a wrong answer.
- *
- * Every page change is WAL-logged with generic WAL, as contrib/bloom does.
- *
- * Files: ham_utils.c (handler, options, pages, metapage), ham_build.c,
- * ham_run.c (writing and reading runs), ham_cache.c (run directories
- * kept across scans), ham_insert.c, ham_merge.c,
- * ham_scan.c, ham_vacuum.c, ham_cost.c, ham_validate.c, ham_check.c
- * (integrity check).  doc/index-hamming.md describes the design and its
- * measurements.
+ * src/hamming/README describes the design: the pages, the metapage, flushes
+ * and compaction, the locks, recycling and VACUUM; it names the file of each
+ * part.  doc/index-hamming.md gives the user's view and the measurements.
  *
  *-------------------------------------------------------------------------
  */
@@ -168,12 +138,12 @@ typedef struct HamMetaPageData
 	uint32		run_epoch;
 	uint64		run_entries;
 	HamList		pending;
-	HamList		sealed;			/* being merged; empty otherwise */
+	HamList		sealed;			/* being flushed; empty otherwise */
 	HamList		nulls;
-	/* pages retired by merges are recyclable once this is old enough */
+	/* retired pages are recyclable once this is old enough (README) */
 	FullTransactionId retired_xid;
-	uint32		merges;			/* merges done, for the statistics */
-	uint32		insert_merges;	/* those an inserting session did itself */
+	uint32		flushes;		/* flushes done, for the statistics */
+	uint32		insert_flushes;	/* those an inserting session did itself */
 	/*
 	 * Bumped when a VACUUM index pass starts and when it ends, so that
 	 * backends drop cached list entries before any is removed (ham_cache.c).
@@ -182,23 +152,19 @@ typedef struct HamMetaPageData
 	/* added in 0.3; an index built by 0.2 has zeros here */
 	uint32		flags;			/* HAM_META_* */
 	uint32		nmore_runs;		/* runs after the first, in more_runs */
-	uint32		compactions;	/* merges of runs, for the statistics */
+	uint32		compactions;	/* for the statistics */
 	uint32		pad;
 	HamRunRef	more_runs[HAM_MAX_RUNS - 1];	/* oldest first */
 } HamMetaPageData;
 
 /*
- * A VACUUM pass over the run began and has not ended: it compacts one table
- * after another in place, so a pass that was cancelled leaves tables that
- * hold different dead entries.  The next merge then writes the new run
- * from table 0 alone (every table holds every live entry), and the next
- * complete pass evens the tables out; hamming_check does not compare them
- * meanwhile.
+ * A VACUUM pass over the runs began and has not ended: their tables may
+ * hold different dead entries (README, "VACUUM").
  */
 #define HAM_META_RUN_UNEVEN		0x0001
 /*
- * Pages may belong to no run or list (a merge retired them, or failed
- * while writing them): recycling has work to do.
+ * Pages may belong to no run or list (a flush or a compaction retired
+ * them, or failed while writing them): recycling has work to do.
  */
 #define HAM_META_GARBAGE		0x0002
 
@@ -248,7 +214,7 @@ typedef struct HamOptions
 	int32		vl_len_;		/* varlena header (do not touch directly!) */
 	int			blocks;			/* 0: chosen from the row count at build */
 	int			pending_limit;	/* kB; -1: the default */
-	bool		background_merge;	/* inserts leave merges to a worker */
+	bool		background_merge;	/* inserts leave flushes to a worker */
 } HamOptions;
 
 #define HAM_DEFAULT_PENDING_LIMIT_KB	1024
@@ -257,7 +223,7 @@ typedef struct HamOptions
 #define PROGRESS_HAMMING_PHASE_SORT		2
 #define PROGRESS_HAMMING_PHASE_WRITE	3
 
-/* A run as a scan or a merge reads it: its directories, in memory */
+/* A run as a scan or the run writer reads it: its directories, in memory */
 typedef struct HamRunDir
 {
 	uint32		epoch;
@@ -305,40 +271,61 @@ typedef struct HamSnapshot
 	HamList		nulls;
 	uint32		list_cleanups;
 	uint32		flags;
-	uint32		merges;
-	uint32		insert_merges;
+	uint32		flushes;
+	uint32		insert_flushes;
 	uint32		compactions;
 } HamSnapshot;
 
 /* The entries of the pending and sealed lists: what every scan reads whole */
 static inline uint64
-ham_unmerged_entries(const HamSnapshot *snap)
+ham_unflushed_entries(const HamSnapshot *snap)
 {
 	return snap->pending.nentries + snap->sealed.nentries;
 }
 
-/* ham_utils.c */
+/* ham_handler.c: the handler, options and indexed types */
 extern void ham_init_reloptions(void);
+extern bytea *ham_options(Datum reloptions, bool validate);
+extern int	ham_option_blocks(Relation index);
+extern bool ham_option_background_merge(Relation index);
+extern uint64 ham_flush_threshold(Relation index);
+extern bool ham_indexes_balls(Relation index);
+extern bool ham_is_hamming_index(Relation rel);
+
+/* ham_open.c: the index an SQL function is given */
+extern void ham_check_owner(Oid indexoid);
+extern Relation ham_open_index(Oid indexoid, LOCKMODE lockmode);
+extern List *ham_leaf_indexes(Oid indexoid);
+
+/* ham_page.c: pages */
+extern void ham_init_opaque(HamPageOpaque opaque, uint16 kind, uint32 epoch, uint16 table);
 extern void ham_init_page(Page page, uint16 kind, uint32 epoch, uint16 table);
-extern void ham_init_meta_page(Page page, int nblocks);
 extern Buffer ham_new_buffer(Relation index);
-extern void ham_read_snapshot(Relation index, HamSnapshot *snap);
-extern int	ham_meta_get_runs(Relation index, const HamMetaPageData *meta, HamRunRef *runs);
-extern void ham_meta_set_runs(HamMetaPageData *meta, const HamRunRef *runs, int n);
 extern Buffer ham_read_page(Relation index, BlockNumber blkno, uint16 kind, uint32 epoch,
 							 int table);
 extern void ham_check_page(Relation index, Buffer buf, uint16 kind, uint32 epoch, int table);
 extern bool ham_page_live(const HamSnapshot *snap, Page page);
-extern void ham_empty_list(HamList *list, uint32 epoch);
-extern int	ham_pending_limit_entries(Relation index);
-extern bool ham_option_background_merge(Relation index);
-extern int	ham_default_blocks(double rows);
-extern int	ham_option_blocks(Relation index);
-extern bool ham_indexes_balls(Relation index);
-extern void ham_list_append(Relation index, int which, uint64 code, ItemPointer tid,
-							HamSnapshot *snap);
+
+/* ham_wal.c: the page changes WAL-logged by hand */
 extern void ham_page_append(Relation index, Buffer buf, uint64 code, ItemPointer tid);
 extern void ham_page_set_free(Relation index, Buffer buf);
+
+/* ham_meta.c: the metapage */
+extern void ham_empty_list(HamList *list, uint32 epoch);
+extern void ham_init_meta_page(Page page, int nblocks);
+extern void ham_meta_check(Relation index, HamMetaPageData *meta);
+extern int	ham_meta_get_runs(Relation index, const HamMetaPageData *meta, HamRunRef *runs);
+extern void ham_meta_set_runs(HamMetaPageData *meta, const HamRunRef *runs, int n);
+extern void ham_meta_snapshot(Relation index, const HamMetaPageData *meta, HamSnapshot *snap);
+extern void ham_read_snapshot(Relation index, HamSnapshot *snap);
+extern void ham_meta_set_flags(Relation index, uint32 set, uint32 clear, bool bump_cleanups);
+
+/* ham_list.c: the pending, sealed and nulls lists */
+#define HAM_LIST_PENDING	0
+#define HAM_LIST_NULLS		1
+
+extern void ham_list_append(Relation index, int which, uint64 code, ItemPointer tid,
+							HamSnapshot *snap);
 
 /* Called with each page of a list, share-locked */
 typedef void (*HamListVisit) (Page page, void *arg);
@@ -346,12 +333,6 @@ extern void ham_list_walk(Relation index, const HamList *list, HamListVisit visi
 extern uint64 ham_list_entries(Relation index, const HamList *list);
 extern void ham_list_count_page(Relation index, BlockNumber blkno, BlockNumber *visited,
 								BlockNumber *limit);
-extern bytea *ham_options(Datum reloptions, bool validate);
-extern bool ham_is_hamming_index(Relation rel);
-extern void ham_check_owner(Oid indexoid);
-extern Relation ham_open_index(Oid indexoid, LOCKMODE lockmode);
-extern List *ham_leaf_indexes(Oid indexoid);
-extern void ham_buildempty(Relation index);
 
 /*
  * The code an index value is stored under: the value itself (simhash64),
@@ -364,10 +345,7 @@ ham_value_code(bool balls, Datum value)
 	return balls ? DatumGetHammingBallP(value)->center : DatumGetSimhash64(value);
 }
 
-#define HAM_LIST_PENDING	0
-#define HAM_LIST_NULLS		1
-
-/* ham_run.c: writing a run from sorted entries, reading its directory */
+/* ham_run_writer.c: writing a run */
 typedef struct HamRunWriter HamRunWriter;
 
 extern HamRunWriter *ham_run_writer_begin(Relation index, int nblocks, uint32 epoch,
@@ -376,14 +354,18 @@ extern void ham_run_writer_add(HamRunWriter *w, uint64 code, ItemPointer tid);
 extern BlockNumber ham_run_writer_finish(HamRunWriter *w, HamRunDir **old, int nold,
 										 uint64 *nentries, bool *uneven);
 extern void ham_run_writer_abandon(HamRunWriter *w);
+extern BlockNumber ham_run_write(Relation index, int nblocks, uint32 epoch, const HamList *sealed,
+								 const HamRunRef *runs, int nold, bool uneven, uint64 *nentries,
+								 int64 *added);
 extern int	ham_debug_run_header_dirs;
 extern int	ham_debug_run_page_delay;
 extern void ham_init_run_gucs(void);
+
+/* ham_run_reader.c: reading a run */
 extern void ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch,
 							 HamRunDir *dir);
 extern void ham_run_dir_load_table(Relation index, HamRunDir *dir, int table);
 extern int64 ham_run_pages(const HamRunDir *dir);
-extern int64 ham_unused_pages(Relation index, const HamSnapshot *snap);
 extern void ham_run_table_pages(Relation index, HamRunDir *dir, int table,
 								uint32 lo, uint32 hi, uint32 *pbegin, uint32 *pend);
 extern Buffer ham_read_run_page(Relation index, HamRunDir *dir, int table, uint32 page);
@@ -402,6 +384,7 @@ extern bool ham_list_cache_search(Relation index, const HamSnapshot *snap, const
 
 /* ham_build.c */
 extern IndexBuildResult *ham_build(Relation heap, Relation index, IndexInfo *indexInfo);
+extern void ham_buildempty(Relation index);
 
 /* ham_insert.c */
 extern bool ham_insert(Relation index, Datum *values, bool *isnull,
@@ -409,37 +392,45 @@ extern bool ham_insert(Relation index, Datum *values, bool *isnull,
 					   IndexUniqueCheck checkUnique, bool indexUnchanged,
 					   IndexInfo *indexInfo);
 
-/* ham_merge.c */
-extern void ham_merge_lock(Relation index);
-extern bool ham_merge_trylock(Relation index);
-extern void ham_merge_unlock(Relation index);
-extern bool ham_merge(Relation index, bool wait, bool by_insert, int64 *merged);
-extern bool ham_merge_locked(Relation index, bool by_insert, int64 *merged);
-extern bool ham_merge_running(Relation index);
+/* ham_locks.c: the maintenance locks, and the worker's yield */
+extern void ham_flush_lock(Relation index);
+extern bool ham_flush_trylock(Relation index);
+extern void ham_flush_unlock(Relation index);
+extern void ham_flushing_lock(Relation index);
+extern void ham_flushing_unlock(Relation index);
+extern bool ham_flush_running(Relation index);
+extern void ham_compact_lock(Relation index);
 extern bool ham_compact_trylock(Relation index);
 extern void ham_compact_unlock(Relation index);
 extern void ham_maintenance_lock(Relation index);
 extern void ham_maintenance_unlock(Relation index);
-extern int	ham_compact(Relation index, bool wait);
-extern bool ham_compact_wanted(Relation index, const HamSnapshot *snap);
-extern void ham_recycle(Relation index);
-extern void ham_meta_set_flags(Relation index, uint32 set, uint32 clear, bool bump_cleanups);
 /*
  * The background worker's lock on the index: not a fast-path mode, so that
  * LockHasWaitersRelation can see who waits for it.
  */
 #define HAM_WORKER_LOCKMODE		ShareUpdateExclusiveLock
-extern bool ham_merge_yields;
-extern void ham_merge_check_yield(Relation index);
-extern bool ham_merge_wanted(Relation index, const HamSnapshot *snap, bool vacuuming);
-extern uint64 ham_merge_threshold(Relation index);
+extern bool ham_yields;
+extern void ham_maybe_yield(Relation index);
+
+/* ham_recycle.c: recycling retired pages */
+extern void ham_recycle(Relation index);
+extern int64 ham_unused_pages(Relation index, const HamSnapshot *snap);
+
+/* ham_compact.c: compaction */
+extern int	ham_compact(Relation index, bool wait);
+extern bool ham_compact_wanted(Relation index, const HamSnapshot *snap);
+
+/* ham_flush.c: flushes */
+extern bool ham_flush_and_compact(Relation index, bool wait, bool by_insert, int64 *flushed);
+extern bool ham_flush_locked(Relation index, bool by_insert, int64 *flushed);
+extern bool ham_flush_wanted(Relation index, const HamSnapshot *snap, bool vacuuming);
 extern bool ham_brake_wanted(Relation index, const HamSnapshot *snap);
 extern bool ham_flush_blocked(Relation index, const HamSnapshot *snap);
 
-/* ham_worker.c: merges in a background worker */
+/* ham_worker.c: flushes and compactions in a background worker; the brake */
 extern int	ham_max_merge_workers;
 extern void ham_init_worker_gucs(void);
-extern void ham_merge_after_insert(Relation index, const HamSnapshot *snap);
+extern void ham_flush_after_insert(Relation index, const HamSnapshot *snap);
 extern PGDLLEXPORT void ham_merge_worker_main(Datum arg);
 
 /* ham_scan.c */
