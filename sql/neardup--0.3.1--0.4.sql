@@ -451,6 +451,8 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION @extschema@.hamming_stats(pg_catalog.regclass) IS 'a hamming index''s runs and lists as its metapage gives them: tables, entries of the runs, of the pending list, of the list being flushed, NULL entries, flushes since the build (merges: the same count) and those an inserting session did itself, pages, flushes, compactions, and the pages that hold no run or list';
 
+COMMENT ON FUNCTION @extschema@.hamming_merge(pg_catalog.regclass) IS 'flush the pending entries of a hamming index into a new run now, and compact its runs, as VACUUM would; returns the entries flushed';
+
 -- ===== end section: hamming_stats counts flushes, compactions and unused pages =====
 
 -- ===== section: support functions in a schema of their own =====

@@ -2,7 +2,7 @@
 # How the hamming index WAL-logs its list appends, by measurement
 # (doc/index-hamming.md, "WAL records"): `make HAM_WAL=fragments` (the
 # default on the majors checked) writes generic WAL records of just the
-# changed bytes itself (ham_log_fragments in src/hamming/ham_utils.c);
+# changed bytes itself (ham_log_fragments in src/hamming/ham_wal.c);
 # `make HAM_WAL=api` makes the same changes through generic WAL's public
 # API, whose GenericXLogFinish finds those bytes by comparing the whole
 # page with a copy.  One run builds and stages
