@@ -43,7 +43,10 @@ echo "# peak RSS growth: md5 ${md5_kb} kB, simhash ${sim_kb} kB"
 ok $(( sim_kb <= md5_kb + md5_kb / 10 + 8192 ? 0 : 1 )) "simhash(200 MB text) needs no more memory than md5() of it"
 tok_kb=$(peak_growth "text_tokens(t)")
 echo "# text_tokens(), which returns every token as an array, grows by ${tok_kb} kB"
-ok $(( tok_kb <= 4 * md5_kb ? 0 : 1 )) "text_tokens(200 MB text) stays within a small multiple of what md5() needs"
+# The array of 30M short tokens takes about 4.2 times the text itself;
+# md5()'s growth counts the shared buffers a backend maps, except where
+# they are huge pages (not in the RSS), so it is the text alone there.
+ok $(( tok_kb <= 5 * md5_kb ? 0 : 1 )) "text_tokens(200 MB text) stays within a small multiple of what md5() needs"
 
 # Cancellation.
 full_ms=$(psql_q -c "\timing on" -c "SELECT simhash(t) FROM big" | grep -o 'Time: [0-9.]*' | grep -o '[0-9.]*' | tail -1)
