@@ -97,7 +97,7 @@ ham_rewrite_pick(Relation index, const HamSnapshot *snap, bool may_relocate, boo
 	int			sparse = -1,
 				last = -1;
 	double		most = HAM_SPARSE_MIN_PAGES - 1;
-	int64		used = 1 + snap->pending.npages + snap->sealed.npages + snap->nulls.npages,
+	int64		used = ham_meta_list_pages(snap),
 				last_pages = 0;
 	BlockNumber nblocks;
 

@@ -104,6 +104,13 @@ ham_recycle(Relation index)
 	ham_meta_set_flags(index, 0, HAM_META_GARBAGE, false);
 }
 
+/* The pages of the index that are no run's: the metapage and the lists' */
+int64
+ham_meta_list_pages(const HamSnapshot *snap)
+{
+	return 1 + (int64) snap->pending.npages + snap->sealed.npages + snap->nulls.npages;
+}
+
 /*
  * Pages of the index that hold no run or list: recycled ones, and those
  * flushes and compactions retired that wait to be.
@@ -111,7 +118,7 @@ ham_recycle(Relation index)
 int64
 ham_unused_pages(Relation index, const HamSnapshot *snap)
 {
-	int64		used = 1 + snap->pending.npages + snap->sealed.npages + snap->nulls.npages;
+	int64		used = ham_meta_list_pages(snap);
 
 	for (int r = 0; r < snap->nruns; r++)
 	{

@@ -19,6 +19,13 @@
 
 #include "hamming.h"
 
+/* The directory pages of a table of ndata data pages: all full but the last */
+static inline uint32
+dir_pages_of(uint32 ndata)
+{
+	return (ndata + HAM_DIR_CAPACITY - 1) / HAM_DIR_CAPACITY;
+}
+
 /* Every page of a run: its header, data, directory and index pages */
 int64
 ham_run_pages(const HamRunDir *dir)
@@ -26,8 +33,7 @@ ham_run_pages(const HamRunDir *dir)
 	int64		pages = 1;
 
 	for (uint32 t = 0; t < dir->header->nblocks; t++)
-		pages += (int64) dir->header->tables[t].ndata +
-			(dir->header->tables[t].ndata + HAM_DIR_CAPACITY - 1) / HAM_DIR_CAPACITY;
+		pages += (int64) dir->header->tables[t].ndata + dir_pages_of(dir->header->tables[t].ndata);
 	if (dir->header->dir_levels == HAM_RUN_DIRS_INDEXED)
 		pages += dir->header->ndirs;
 	return pages;
@@ -82,7 +88,7 @@ static void
 list_dir_pages(Relation index, HamRunDir *dir, int table)
 {
 	HamRunTable *rt = &dir->header->tables[table];
-	uint32		ndirp = (rt->ndata + HAM_DIR_CAPACITY - 1) / HAM_DIR_CAPACITY;
+	uint32		ndirp = dir_pages_of(rt->ndata);
 	uint32		n = 0;
 	uint64	   *dfirst;
 	BlockNumber *dblkno;

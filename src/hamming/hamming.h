@@ -414,6 +414,7 @@ extern void ham_maybe_yield(Relation index);
 
 /* ham_recycle.c: recycling retired pages */
 extern void ham_recycle(Relation index);
+extern int64 ham_meta_list_pages(const HamSnapshot *snap);
 extern int64 ham_unused_pages(Relation index, const HamSnapshot *snap);
 
 /* ham_compact.c: compaction */
