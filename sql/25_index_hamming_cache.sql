@@ -124,6 +124,25 @@ SELECT pg_temp.hc_wrong() AS wrong_uncached;
 RESET work_mem;
 SELECT pg_temp.hc_wrong() AS wrong_cached_again;
 
+-- a flush cancelled after it sealed the list leaves the list sealed:
+-- searches read it through the cache built for it as the pending list,
+-- beside the new pending list's, until a flush writes it as a run
+INSERT INTO hc SELECT i, pg_temp.hc_code(i) FROM generate_series(9001, 9600) i;
+SELECT pg_temp.hc_wrong() AS wrong_before_seal;
+SET neardup.debug_run_page_delay = 1000;
+SET statement_timeout = '500ms';
+SELECT hamming_merge('hc_sh');
+RESET statement_timeout;
+RESET neardup.debug_run_page_delay;
+SELECT sealed_entries, pending_entries FROM hamming_stats('hc_sh');
+SELECT pg_temp.hc_wrong() AS wrong_sealed;
+INSERT INTO hc SELECT i, pg_temp.hc_code(i) FROM generate_series(9601, 9800) i;
+SELECT sealed_entries, pending_entries FROM hamming_stats('hc_sh');
+SELECT pg_temp.hc_wrong() AS wrong_sealed_and_pending;
+SELECT hamming_merge('hc_sh') > 0 AS flushed;
+SELECT sealed_entries, pending_entries FROM hamming_stats('hc_sh');
+SELECT pg_temp.hc_wrong() AS wrong_after_flush;
+
 -- REINDEX and TRUNCATE give the index a new file
 REINDEX INDEX hc_sh;
 SELECT pg_temp.hc_wrong() AS wrong_after_reindex;

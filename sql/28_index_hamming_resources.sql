@@ -77,7 +77,9 @@ SELECT hamming_merge('ham_res_i') > 0 AS merged;
 SELECT hamming_check('ham_res_i', true);
 
 -- The lists of 40 partitions' indexes, each list in work_mem alone, all
--- of them not: the backend's caches stay within work_mem together.
+-- of them not: the backend's caches stay within work_mem together (or what
+-- an index's lists take at its flush threshold, up to maintenance_work_mem:
+-- that is 1MB here too).
 CREATE TABLE ham_parts (id int, sh simhash64) PARTITION BY HASH (id);
 DO $$
 BEGIN
@@ -88,6 +90,7 @@ END $$;
 CREATE INDEX ham_parts_i ON ham_parts USING hamming (sh);
 INSERT INTO ham_parts SELECT i, hashint8extended(i, 11)::simhash64 FROM generate_series(1, 80000) i;
 SET work_mem = '1MB';
+SET maintenance_work_mem = '1MB';
 SET enable_seqscan = off;
 SELECT count(*) FROM ham_parts WHERE sh <~> hashint8extended(777, 11)::simhash64 <= 3;
 SELECT count(*) FROM ham_parts WHERE sh <~> hashint8extended(778, 11)::simhash64 <= 3;
@@ -105,6 +108,7 @@ SELECT count(*) BETWEEN 1 AND 39 AS some_cached,
 FROM pg_backend_memory_contexts WHERE name = 'hamming list cache';
 RESET enable_seqscan;
 RESET work_mem;
+RESET maintenance_work_mem;
 
 DROP TABLE ham_parts;
 DROP TABLE ham_res;

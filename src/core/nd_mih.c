@@ -139,6 +139,105 @@ nd_sorted_range(const uint64_t *keys, size_t n, uint64_t lo, uint64_t hi,
 	*end = a;
 }
 
+/*
+ * The first position in [0, n) whose key is not "below" (key < x when
+ * strict, key <= x otherwise), galloping out from g: keys[a-1] is below and
+ * keys[b] is not (or b == n) before the binary search of [a, b).
+ */
+static size_t
+gallop_bound(const uint64_t *keys, size_t n, uint64_t x, bool strict, size_t g)
+{
+	size_t		a,
+				b,
+				step = 1;
+
+#define ND_BELOW(k) (strict ? (k) < x : (k) <= x)
+	if (g > n)
+		g = n;
+	if (g < n && ND_BELOW(keys[g]))
+	{
+		size_t		p = g + 1;
+
+		a = g + 1;
+		while (p < n && ND_BELOW(keys[p]))
+		{
+			a = p + 1;
+			step *= 2;
+			p = g + step;
+		}
+		b = p < n ? p : n;
+	}
+	else
+	{
+		a = 0;
+		b = g;
+		while (step <= g)
+		{
+			size_t		p = g - step;
+
+			if (ND_BELOW(keys[p]))
+			{
+				a = p + 1;
+				break;
+			}
+			b = p;
+			step *= 2;
+		}
+	}
+	while (a < b)
+	{
+		size_t		mid = a + (b - a) / 2;
+
+		if (ND_BELOW(keys[mid]))
+			a = mid + 1;
+		else
+			b = mid;
+	}
+#undef ND_BELOW
+	return a;
+}
+
+void
+nd_sorted_range_from(const uint64_t *keys, size_t n, uint64_t lo, uint64_t hi,
+					 size_t guess, size_t *begin, size_t *end)
+{
+	*begin = gallop_bound(keys, n, lo, true, guess);
+	*end = *begin < n && keys[*begin] <= hi ?
+		gallop_bound(keys, n, hi, false, *begin) : *begin;
+}
+
+size_t
+nd_interpolate(uint64_t first, uint64_t next, size_t n, uint64_t x)
+{
+	double		at;
+
+	if (n == 0 || x <= first)
+		return 0;
+	if (next <= first || x >= next)
+		return n;
+	at = (double) (x - first) / (double) (next - first) * (double) n;
+	return at >= (double) n ? n : (size_t) at;
+}
+
+/*
+ * nd_sorted_range() within page p of nd_paged_range()'s keys, starting
+ * where the keys, spread evenly between the page's first key and the next
+ * page's, put `at`; returns the position of b (the page's start + *b).
+ */
+static size_t
+page_range(const uint64_t *pagefirst, size_t npages, size_t cap, size_t n,
+		   nd_page_keys_fn page_keys, void *arg, size_t p,
+		   uint64_t lo, uint64_t hi, uint64_t at, size_t *b, size_t *e)
+{
+	size_t		from = p * cap,
+				len = n - from < cap ? n - from : cap;
+	const uint64_t *keys = page_keys(p, arg);
+	uint64_t	next = p + 1 < npages ? pagefirst[p + 1] : (len > 0 ? keys[len - 1] + 1 : 0);
+
+	nd_sorted_range_from(keys, len, lo, hi, nd_interpolate(pagefirst[p], next, len, at), b, e);
+	return from + *b;
+}
+
 void
 nd_paged_range(const uint64_t *pagefirst, size_t npages, size_t cap, size_t n,
 			   nd_page_keys_fn page_keys, void *arg,
@@ -156,20 +255,15 @@ nd_paged_range(const uint64_t *pagefirst, size_t npages, size_t cap, size_t n,
 	/* every page before pbelow - 1 lies below lo, every one after above */
 	if (pbelow > 0)
 	{
-		size_t		from = (pbelow - 1) * cap;
-
-		nd_sorted_range(page_keys(pbelow - 1, arg), n - from < cap ? n - from : cap,
-						lo, hi, &b, &e);
-		*begin = from + b;
+		*begin = page_range(pagefirst, npages, cap, n, page_keys, arg, pbelow - 1, lo, hi, lo, &b, &e);
+		if (pupto == pbelow)
+		{
+			*end = *begin - b + e;
+			return;
+		}
 	}
 	if (pupto > 0)
-	{
-		size_t		from = (pupto - 1) * cap;
-
-		nd_sorted_range(page_keys(pupto - 1, arg), n - from < cap ? n - from : cap,
-						lo, hi, &b, &e);
-		*end = from + e;
-	}
+		*end = page_range(pagefirst, npages, cap, n, page_keys, arg, pupto - 1, lo, hi, hi, &b, &e) - b + e;
 	if (*end < *begin)
 		*end = *begin;
 }

@@ -83,6 +83,22 @@ extern void nd_sorted_range(const uint64_t *keys, size_t n, uint64_t lo, uint64_
 							size_t *begin, size_t *end);
 
 /*
+ * nd_sorted_range() that starts from a guess of where lo falls: it gallops
+ * out from `guess` to bracket the range's start and then on to its end, so
+ * that a guess within a few keys reads a few keys' cache lines rather than a
+ * binary search's ten.  The result does not depend on the guess.
+ */
+extern void nd_sorted_range_from(const uint64_t *keys, size_t n, uint64_t lo, uint64_t hi,
+								 size_t guess, size_t *begin, size_t *end);
+
+/*
+ * Where key x falls among n keys spread evenly from `first` (at 0) up to
+ * `next` (just past n-1): the guess for nd_sorted_range_from() when keys
+ * are uniform, as permuted random codes are.
+ */
+extern size_t nd_interpolate(uint64_t first, uint64_t next, size_t n, uint64_t x);
+
+/*
  * nd_sorted_range() over n keys kept in pages of `cap` keys each (every page
  * but the last full), reading only the pages it needs: the first key of
  * every page is at hand (pagefirst[], npages of them) and page_keys(page,

@@ -55,11 +55,18 @@ typedef struct HamListCache
 	uint64		last_used;		/* ham_list_cache_clock when last searched */
 } HamListCache;
 
+/*
+ * Lists cached per index: the pending list, and the sealed list it becomes
+ * when a flush seals it (same epoch, same pages), which every search reads
+ * whole while the flush writes its run.
+ */
+#define HAM_LIST_CACHES		2
+
 typedef struct HamDirSlot
 {
 	Oid			indexoid;
 	HamDirRef  *refs[HAM_MAX_RUNS]; /* NULL: no directory cached */
-	HamListCache *list;			/* NULL: no list cached */
+	HamListCache *lists[HAM_LIST_CACHES];	/* NULL: none cached there */
 	double		list_walked;	/* entries searched without a cache since */
 } HamDirSlot;
 
@@ -99,15 +106,22 @@ ham_ref_retire(HamDirSlot *slot, int i)
 }
 
 static void
+ham_list_cache_free_one(HamDirSlot *slot, int i)
+{
+	if (slot->lists[i])
+	{
+		ham_list_cache_bytes -= slot->lists[i]->charge;
+		MemoryContextDelete(slot->lists[i]->ctx);
+		pfree(slot->lists[i]);
+	}
+	slot->lists[i] = NULL;
+}
+
+static void
 ham_list_cache_free(HamDirSlot *slot)
 {
-	if (slot->list)
-	{
-		ham_list_cache_bytes -= slot->list->charge;
-		MemoryContextDelete(slot->list->ctx);
-		pfree(slot->list);
-	}
-	slot->list = NULL;
+	for (int i = 0; i < HAM_LIST_CACHES; i++)
+		ham_list_cache_free_one(slot, i);
 }
 
 /* Forget an index: its directory (once unused) and its list. */
@@ -192,7 +206,7 @@ ham_slot_of(Relation index)
 	if (!found)
 	{
 		memset(slot->refs, 0, sizeof(slot->refs));
-		slot->list = NULL;
+		memset(slot->lists, 0, sizeof(slot->lists));
 		slot->list_walked = 0;
 	}
 	return slot;
@@ -394,29 +408,59 @@ ham_list_cache_visit(uint32 entry, int distance, void *arg)
 }
 
 /*
- * Free the caches of other indexes' lists, least recently used first, until
- * this slot's list can take `need` bytes within the budget.
+ * Free the other cached lists, least recently used first, until list
+ * `keep` of this slot can take `need` bytes within the budget.
  */
 static void
-ham_list_cache_make_room(HamDirSlot *mine, double need, double budget)
+ham_list_cache_make_room(HamDirSlot *mine, int keep, double need, double budget)
 {
-	Size		own = mine->list ? mine->list->charge : 0;
+	Size		own = mine->lists[keep] ? mine->lists[keep]->charge : 0;
 
 	while ((double) (ham_list_cache_bytes - own) + need > budget)
 	{
 		HASH_SEQ_STATUS seq;
 		HamDirSlot *slot,
 				   *victim = NULL;
+		int			victim_i = 0;
 
 		hash_seq_init(&seq, ham_dir_cache);
 		while ((slot = hash_seq_search(&seq)) != NULL)
-			if (slot != mine && slot->list &&
-				(victim == NULL || slot->list->last_used < victim->list->last_used))
-				victim = slot;
+			for (int i = 0; i < HAM_LIST_CACHES; i++)
+				if (slot->lists[i] && (slot != mine || i != keep) &&
+					(victim == NULL || slot->lists[i]->last_used < victim->lists[victim_i]->last_used))
+				{
+					victim = slot;
+					victim_i = i;
+				}
 		if (victim == NULL)
 			break;
-		ham_list_cache_free(victim);
+		ham_list_cache_free_one(victim, victim_i);
 	}
+}
+
+/*
+ * The slot's cache for a list: the one of its epoch, else an empty one,
+ * else the least recently used (the list before the last seal).
+ */
+static int
+ham_list_cache_pick(HamDirSlot *slot, Relation index, const HamList *list)
+{
+	int			pick = -1;
+
+	for (int i = 0; i < HAM_LIST_CACHES; i++)
+	{
+		HamListCache *c = slot->lists[i];
+
+		if (c && c->epoch == list->epoch && RelFileLocatorEquals(c->node, nd_rel_locator(index)))
+			return i;
+	}
+	for (int i = 0; i < HAM_LIST_CACHES; i++)
+		if (slot->lists[i] == NULL)
+			return i;
+	for (int i = 0; i < HAM_LIST_CACHES; i++)
+		if (pick < 0 || slot->lists[i]->last_used < slot->lists[pick]->last_used)
+			pick = i;
+	return pick;
 }
 
 /*
@@ -432,6 +476,24 @@ ham_list_cache_make_room(HamDirSlot *mine, double need, double budget)
 #define HAM_LIST_CACHE_AFTER	128
 
 /*
+ * The memory the lists a backend caches take together: work_mem, or what
+ * the index's own lists take at their largest if that is more -- a pending
+ * list a third past its flush threshold (the brake's bound) beside a sealed
+ * one at the threshold, both set by the index's pending_limit -- up to
+ * maintenance_work_mem.  Under work_mem alone, the default 4MB, a list
+ * past some 70,000 entries (the default threshold is 75,000) and every
+ * sealed list would be read page by page by each scan: the exclusion
+ * constraint's check of every row of a COPY.
+ */
+static double
+ham_list_cache_budget(Relation index, double bytes_per_entry)
+{
+	double		lists = (double) ham_flush_threshold(index) * (2.0 + 1.0 / 3.0) * bytes_per_entry;
+
+	return Max((double) work_mem * 1024.0, Min(lists, (double) maintenance_work_mem * 1024.0));
+}
+
+/*
  * Search a list through the backend's cache of it, reading only what was
  * added since; false (nothing searched) when the list is not to be cached:
  * it would not fit in work_mem, or the backend has not searched it enough
@@ -444,24 +506,26 @@ ham_list_cache_search(Relation index, const HamSnapshot *snap, const HamList *li
 	HamDirSlot *slot = ham_slot_of(index);
 	HamListCache *c;
 	HamListCacheHits h;
+	int			i;
 	double		bytes_per_entry = sizeof(ItemPointerData) + sizeof(uint64) +
 		3 * sizeof(uint32) * snap->nblocks;
 	double		need = (double) list->npages * HAM_PAGE_CAPACITY * bytes_per_entry;
-	double		budget = (double) work_mem * 1024.0;
+	double		budget = ham_list_cache_budget(index, bytes_per_entry);
 
 	if (need > budget)
 	{
 		ham_list_cache_free(slot);
 		return false;
 	}
-	c = slot->list;
+	i = ham_list_cache_pick(slot, index, list);
+	c = slot->lists[i];
 	if (c == NULL && slot->list_walked < HAM_LIST_CACHE_AFTER * (double) list->nentries)
 	{
 		slot->list_walked += (double) list->nentries;
 		return false;
 	}
 	slot->list_walked = 0;
-	ham_list_cache_make_room(slot, need, budget);
+	ham_list_cache_make_room(slot, i, need, budget);
 	if (c == NULL)
 	{
 		MemoryContext ctx = AllocSetContextCreate(ham_cache_ctx, "hamming list cache",
@@ -469,7 +533,7 @@ ham_list_cache_search(Relation index, const HamSnapshot *snap, const HamList *li
 
 		c = MemoryContextAllocZero(ham_cache_ctx, sizeof(HamListCache));
 		c->ctx = ctx;
-		slot->list = c;
+		slot->lists[i] = c;
 		c->valid = false;
 	}
 	if (!c->valid || !RelFileLocatorEquals(c->node, nd_rel_locator(index)) || c->epoch != list->epoch ||

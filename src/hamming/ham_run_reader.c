@@ -230,6 +230,75 @@ ham_read_run_page(Relation index, HamRunDir *dir, int table, uint32 page)
 	return buf;
 }
 
+/*
+ * The key span of a data page the caller has read (ham_read_run_page), as
+ * the directory gives it: from its first entry's leading 32 bits up to the
+ * next page's, or past its own last key when the next page's directory
+ * page is not loaded.  A guess for nd_interpolate(), never a bound: the
+ * directory understates first keys after VACUUM.
+ */
+uint64
+ham_run_page_first(const HamRunDir *dir, int table, uint32 page)
+{
+	return dir->first[table][page] << 32;
+}
+
+static bool
+page_next_first(const HamRunDir *dir, int table, uint32 page, uint64 *first)
+{
+	uint32		next = page + 1;
+
+	if (next >= dir->ndata[table] ||
+		!(dir->complete[table] || dir->dloaded[table][next / HAM_DIR_CAPACITY]))
+		return false;
+	*first = dir->first[table][next] << 32;
+	return true;
+}
+
+uint64
+ham_run_page_next(const HamRunDir *dir, int table, uint32 page,
+				  const uint64 *keys, uint32 nentries)
+{
+	uint64		next;
+
+	if (page_next_first(dir, table, page, &next))
+		return next;
+	return nentries > 0 ? keys[nentries - 1] + 1 : 0;
+}
+
+/*
+ * Ask the CPU for the cache lines of a data page a search reads next: its
+ * header, its opaque and the keys near `key`, when this backend has read
+ * the page from a buffer before.  The buffer is not pinned: if it holds
+ * another page by now, the prefetch warms lines nobody reads, and nothing
+ * else.  A radius search reads one page per table per run, one after the
+ * other; prefetching them all first overlaps their cache and TLB misses
+ * (an exclusion constraint's check of each row of a COPY).
+ */
+void
+ham_prefetch_run_page(const HamRunDir *dir, int table, uint32 page, uint64 key)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	Buffer		buf;
+	char	   *p;
+	uint64		next;
+	size_t		at;
+
+	if (page >= dir->ndata[table] || dir->recent[table] == NULL)
+		return;
+	buf = dir->recent[table][page];
+	if (!BufferIsValid(buf) || BufferIsLocal(buf))
+		return;
+	p = (char *) BufferGetPage(buf);
+	if (!page_next_first(dir, table, page, &next))
+		next = PG_UINT64_MAX;
+	at = nd_interpolate(ham_run_page_first(dir, table, page), next, HAM_PAGE_CAPACITY, key);
+	__builtin_prefetch(p);
+	__builtin_prefetch(p + BLCKSZ - sizeof(HamPageOpaqueData));
+	__builtin_prefetch(HamPageCodes(p) + Min(at, HAM_PAGE_CAPACITY - 1));
+#endif
+}
+
 /* A directory page's entries, for nd_paged_range() */
 typedef struct HamDirPages
 {

@@ -106,6 +106,10 @@ typedef struct HamScanRun
 	bool		step_in_value;	/* its pages are [step_p, step_pend) */
 	uint32		step_p;
 	uint32		step_pend;
+	/* the pages of step t's one block value, found as they were prefetched */
+	bool		prefetched[HAM_MAX_TABLES];
+	uint32		prefetch_p[HAM_MAX_TABLES];
+	uint32		prefetch_pend[HAM_MAX_TABLES];
 	double		mih_spent;
 	int			mih_bound;		/* steps keep entries up to this distance */
 	double		flat_cost;
@@ -601,7 +605,9 @@ ham_scan_lists(IndexScanDesc scan)
 	if (!ham_list_cache_search(index, &so->snap, &so->snap.pending, so->center,
 							   so->max_radius, ham_scan_list_hit, scan))
 		ham_list_walk(index, &so->snap.pending, ham_scan_list_page, scan);
-	if (so->snap.sealed.head != InvalidBlockNumber)
+	if (so->snap.sealed.head != InvalidBlockNumber &&
+		!ham_list_cache_search(index, &so->snap, &so->snap.sealed, so->center,
+							   so->max_radius, ham_scan_list_hit, scan))
 		ham_list_walk(index, &so->snap.sealed, ham_scan_list_page, scan);
 }
 
@@ -623,6 +629,51 @@ ham_update_complete(HamScanOpaque so)
 	so->complete = so->max_radius;
 	for (int r = 0; r < so->nruns; r++)
 		so->complete = Min(so->complete, so->runs[r].complete);
+}
+
+/*
+ * A radius search's first steps probe each table of each run for one block
+ * value (a radius below the number of blocks needs no other): prefetch the
+ * first page of each probe before the steps read them one by one.  The
+ * steps a flat pass would replace (ham_advance_run) are left alone.
+ */
+static void
+ham_scan_prefetch(IndexScanDesc scan)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+
+	for (int r = 0; r < so->nruns; r++)
+	{
+		HamScanRun *run = &so->runs[r];
+		const nd_layout *l = &run->dir->layout;
+		double		spent = 0;
+
+		for (int step = 0; step <= so->max_radius && step < HAM_MAX_TABLES &&
+			 nd_mih_step_size(l, step) == 1; step++)
+		{
+			int			table = nd_mih_step_table(l, step);
+			int			w = l->width[table];
+			uint32		value;
+			uint64		lo,
+						hi;
+			uint32		p,
+						pend;
+
+			spent += ham_step_cost(run, step);
+			if (spent > run->flat_cost)
+				break;
+			nd_mih_step_values(&run->mq, step, &value);
+			lo = (uint64) value << (64 - w);
+			hi = lo | (((uint64) 1 << (64 - w)) - 1);
+			ham_run_table_pages(scan->indexRelation, run->dir, table,
+								(uint32) (lo >> 32), (uint32) (hi >> 32), &p, &pend);
+			run->prefetched[step] = true;
+			run->prefetch_p[step] = p;
+			run->prefetch_pend[step] = pend;
+			if (p < pend)
+				ham_prefetch_run_page(run->dir, table, p, lo);
+		}
+	}
 }
 
 /* Read the metapage, the lists, the runs' headers: the start of a search. */
@@ -686,6 +737,8 @@ ham_scan_start(IndexScanDesc scan)
 		run->flat_want = HAM_FLAT_FIRST_WANT;
 	}
 	ham_update_complete(so);
+	if (!so->ordered)
+		ham_scan_prefetch(scan);
 
 	ham_scan_lists(scan);
 }
@@ -733,8 +786,14 @@ ham_run_step(IndexScanDesc scan, HamScanRun *run, int step)
 
 		if (!run->step_in_value)
 		{
-			ham_run_table_pages(index, run->dir, table, (uint32) (lo >> 32), (uint32) (hi >> 32),
-								&run->step_p, &run->step_pend);
+			if (step < HAM_MAX_TABLES && run->prefetched[step])
+			{
+				run->step_p = run->prefetch_p[step];
+				run->step_pend = run->prefetch_pend[step];
+			}
+			else
+				ham_run_table_pages(index, run->dir, table, (uint32) (lo >> 32), (uint32) (hi >> 32),
+									&run->step_p, &run->step_pend);
 			run->step_in_value = true;
 		}
 		while (run->step_p < run->step_pend)
@@ -743,7 +802,8 @@ ham_run_step(IndexScanDesc scan, HamScanRun *run, int step)
 			int64		had = run->levels[step].n;
 			Page		page;
 			uint64	   *keys;
-			size_t		b,
+			size_t		n,
+						b,
 						e;
 
 			if (buf == InvalidBuffer || p != cur)
@@ -755,7 +815,12 @@ ham_run_step(IndexScanDesc scan, HamScanRun *run, int step)
 			}
 			page = BufferGetPage(buf);
 			keys = HamPageCodes(page);
-			nd_sorted_range(keys, HamPageGetOpaque(page)->nentries, lo, hi, &b, &e);
+			n = HamPageGetOpaque(page)->nentries;
+			nd_sorted_range_from(keys, n, lo, hi,
+								 nd_interpolate(ham_run_page_first(run->dir, table, p),
+												ham_run_page_next(run->dir, table, p, keys, n),
+												n, lo),
+								 &b, &e);
 			for (size_t i = b; i < e; i++)
 			{
 				int			d = pg_popcount64(keys[i] ^ qp);

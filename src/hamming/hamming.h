@@ -369,6 +369,10 @@ extern int64 ham_run_pages(const HamRunDir *dir);
 extern void ham_run_table_pages(Relation index, HamRunDir *dir, int table,
 								uint32 lo, uint32 hi, uint32 *pbegin, uint32 *pend);
 extern Buffer ham_read_run_page(Relation index, HamRunDir *dir, int table, uint32 page);
+extern uint64 ham_run_page_first(const HamRunDir *dir, int table, uint32 page);
+extern void ham_prefetch_run_page(const HamRunDir *dir, int table, uint32 page, uint64 key);
+extern uint64 ham_run_page_next(const HamRunDir *dir, int table, uint32 page,
+								 const uint64 *keys, uint32 nentries);
 
 /* ham_cache.c: run directories kept across scans */
 typedef struct HamDirRef HamDirRef;

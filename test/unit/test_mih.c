@@ -195,6 +195,81 @@ test_sorted_range(void)
 	ok(bad == 0, "sorted range equals a linear search");
 }
 
+/*
+ * The galloping search equals the binary one from any guess, over runs of
+ * equal keys and uniform keys alike, and an interpolated guess into uniform
+ * keys reads few of them.
+ */
+static void
+test_sorted_range_from(void)
+{
+	enum
+	{
+	N = 600};
+	uint64_t	keys[N];
+	int			bad = 0;
+	double		reads_sum = 0;
+	int			searches = 0;
+
+	for (int trial = 0; trial < 20000; trial++)
+	{
+		size_t		n = (size_t) (rnd() % (N + 1)),
+					guess = (size_t) (rnd() % (N + 3)),
+					b,
+					e,
+					gb,
+					ge;
+		uint64_t	lo,
+					hi;
+		bool		uniform = trial % 2 == 0;
+
+		if (uniform)
+		{
+			/* sorted uniform keys: a page of permuted random codes */
+			for (size_t i = 0; i < n; i++)
+				keys[i] = rnd();
+			for (size_t i = 1; i < n; i++)
+				for (size_t j = i; j > 0 && keys[j - 1] > keys[j]; j--)
+				{
+					uint64_t	t = keys[j];
+
+					keys[j] = keys[j - 1];
+					keys[j - 1] = t;
+				}
+		}
+		else
+			for (size_t i = 0; i < n; i++)
+				keys[i] = (i > 0 && rnd() % 3 == 0) ? keys[i - 1] : (i > 0 ? keys[i - 1] : 0) + rnd() % 50;
+		lo = n > 0 && trial % 3 ? keys[rnd() % n] : (uniform ? rnd() : rnd() % 20000);
+		hi = trial % 5 == 0 ? lo : trial % 11 == 0 ? lo - 1 : trial % 13 == 0 ? UINT64_MAX :
+			lo + (uniform ? rnd() >> 16 : rnd() % 400);
+		if (trial % 17 == 0)
+			lo = 0;
+		nd_sorted_range(keys, n, lo, hi, &b, &e);
+		nd_sorted_range_from(keys, n, lo, hi, guess, &gb, &ge);
+		if (gb != b || ge != e)
+			bad++;
+		if (uniform && n >= 100)
+		{
+			size_t		g = nd_interpolate(keys[0], keys[n - 1] + 1, n, lo);
+
+			nd_sorted_range_from(keys, n, lo, hi, g, &gb, &ge);
+			if (gb != b || ge != e)
+				bad++;
+			/* how far the interpolated guess fell from the start */
+			reads_sum += g > b ? (double) (g - b) : (double) (b - g);
+			searches++;
+		}
+	}
+	ok(bad == 0, "galloping sorted range equals the binary one from any guess");
+	ok(searches > 0 && reads_sum / searches < 32,
+	   "an interpolated guess into uniform keys falls within a few keys of the range (%.1f on average)",
+	   searches > 0 ? reads_sum / searches : 0.0);
+	ok(nd_interpolate(10, 10, 5, 10) == 0 && nd_interpolate(10, 20, 5, 25) == 5 &&
+	   nd_interpolate(0, 100, 10, 50) == 5 && nd_interpolate(5, 100, 0, 50) == 0,
+	   "nd_interpolate clamps to [0, n]");
+}
+
 typedef struct PagedKeys
 {
 	const uint64_t *keys;
@@ -299,6 +374,7 @@ main(void)
 		test_search(m, 600);
 	test_sorted_range();
 	test_paged_range();
+	test_sorted_range_from();
 	test_within();
 	return tap_done();
 }
