@@ -15,7 +15,7 @@ CORE_SRCS   = $(sort $(wildcard src/core/*.c))
 # The folders follow the data path: the type, text -> features ->
 # fingerprints, MinHash, index opclasses and the Hamming access method,
 # planner support, dedup jobs.
-SQL_DIRS    = src src/type src/fingerprint src/minhash src/index src/hamming src/planner src/dedup src/shard
+SQL_DIRS    = src src/common src/type src/fingerprint src/minhash src/index src/hamming src/planner src/dedup src/shard
 SQL_SRCS    = $(sort $(foreach d,$(SQL_DIRS),$(wildcard $(d)/*.c)))
 
 OBJS        = $(SQL_SRCS:.c=.o) $(CORE_SRCS:.c=.o)
