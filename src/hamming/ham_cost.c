@@ -30,6 +30,7 @@
 #include "utils/spccache.h"
 
 #include "hamming.h"
+#include "nd_simhash_radius.h"
 #include "radius_planner.h"
 
 /* The radius of an index condition: `<@ ball`, `&& ball` or `=`. */

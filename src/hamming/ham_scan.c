@@ -59,7 +59,7 @@
 
 #include "hamming.h"
 #include "hamming_ball.h"
-#include "radius_planner.h"
+#include "nd_simhash_radius.h"
 #include "simhash64.h"
 
 #define HAM_NLEVELS			65

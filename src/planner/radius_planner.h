@@ -77,7 +77,6 @@ extern void nd_radius_rewrite_init(void);
 /* Selectivity when two columns of the same row are compared. */
 #define ND_DEFAULT_PAIR_SEL 0.005
 
-extern double nd_binomial_within(int radius);
 extern Selectivity nd_radius_restriction_sel(PlannerInfo *root,
 											 Node *a, Node *b, Node *radius,
 											 int varRelid);
