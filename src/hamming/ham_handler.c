@@ -29,7 +29,7 @@
 #include "utils/syscache.h"
 
 #include "hamming.h"
-#include "radius_planner.h"
+#include "extension_catalog.h"
 
 /*
  * Four blocks: an index of about 56 bytes a row, and, from 100K to 100M

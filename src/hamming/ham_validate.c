@@ -26,7 +26,7 @@
 #include "utils/syscache.h"
 
 #include "hamming.h"
-#include "radius_planner.h"
+#include "extension_catalog.h"
 
 bool
 ham_validate(Oid opclassoid)

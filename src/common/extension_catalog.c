@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
- * radius_catalog.c
+ * extension_catalog.c
  *		Find the extension's own objects, by name, in its schema.
  *
  * The planner code must recognise our functions in query trees and build
- * new calls to others, so it needs their OIDs.  They are looked up in the
+ * new calls to others, and the hamming access method checks and costs its
+ * operator classes' operators, so they need their OIDs.  They are looked up in the
  * schema the extension was installed into (never via search_path), cached
  * per backend, and forgotten whenever pg_proc, pg_type, pg_operator or
  * pg_namespace change, which covers CREATE / DROP / ALTER EXTENSION ...
@@ -36,7 +37,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "radius_planner.h"
+#include "extension_catalog.h"
 
 static NdCatalog nd_cat;
 static bool nd_cat_valid = false;
