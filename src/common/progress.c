@@ -61,8 +61,8 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "common/progress.h"
 #include "pg_compat.h"
-#include "progress.h"
 
 #define ND_PROGRESS_SLOTS	64
 #define ND_PROGRESS_ROLE_SLOTS	(ND_PROGRESS_SLOTS / 4)

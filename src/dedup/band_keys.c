@@ -20,9 +20,9 @@
 #include "utils/array.h"
 #include "utils/memutils.h"
 
-#include "nd_allpairs.h"
-#include "pairs_args.h"
-#include "simhash64.h"
+#include "core/nd_allpairs.h"
+#include "dedup/pairs_args.h"
+#include "type/simhash64.h"
 
 /* The tables of one (max_distance, blocks), cached in fn_extra. */
 typedef struct BandCache

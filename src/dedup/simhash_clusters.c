@@ -27,15 +27,15 @@
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
-#include "allpairs_scan.h"
-#include "cluster_output.h"
-#include "nd_allpairs.h"
-#include "nd_unionfind.h"
-#include "pairs_args.h"
-#include "progress.h"
-#include "query_rows.h"
-#include "simhash_clusters.h"
-#include "context_realloc.h"
+#include "common/context_realloc.h"
+#include "common/progress.h"
+#include "core/nd_allpairs.h"
+#include "core/nd_unionfind.h"
+#include "dedup/allpairs_scan.h"
+#include "dedup/cluster_output.h"
+#include "dedup/pairs_args.h"
+#include "dedup/query_rows.h"
+#include "dedup/simhash_clusters.h"
 
 typedef struct ClustersRun
 {

@@ -36,7 +36,7 @@
 #include "nodes/pathnodes.h"
 #include "utils/selfuncs.h"
 
-#include "extension_catalog.h"
+#include "common/extension_catalog.h"
 
 /* radius_rewrite.c */
 extern void nd_radius_rewrite_init(void);

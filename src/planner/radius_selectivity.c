@@ -33,9 +33,9 @@
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 
-#include "hamming_ball.h"
-#include "nd_simhash_radius.h"
-#include "radius_planner.h"
+#include "core/nd_simhash_radius.h"
+#include "planner/radius_planner.h"
+#include "type/hamming_ball.h"
 
 /*
  * The radius an expression stands for: false if unknown at plan time, else
