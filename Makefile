@@ -100,10 +100,11 @@ DATA        = sql/$(EXTENSION)--0.1.sql \
 			  $(sort $(patsubst $(ND_SRC)/%,%,$(wildcard $(ND_SRC)/sql/$(EXTENSION)--*--*.sql)))
 DOCS        =
 
-# Every sql/*.sql except the install script is a pg_regress suite, run in
-# name order (files are numbered so that the type tests come first).
-REGRESS     = $(sort $(basename $(notdir $(filter-out sql/$(EXTENSION)--%, $(wildcard sql/*.sql)))))
-REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
+# The pg_regress suites, test/sql/*.sql with their expected output in
+# test/expected/, run in name order (numbered so that the type tests come
+# first).
+REGRESS     = $(sort $(basename $(notdir $(wildcard $(ND_SRC)/test/sql/*.sql))))
+REGRESS_OPTS = --inputdir=$(srcdir)/test --load-extension=$(EXTENSION)
 
 # The control file's default_version: the release tarball's name, and the
 # version in the library's magic block (pg_get_loaded_modules(), 18 on).

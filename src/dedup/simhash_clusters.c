@@ -127,7 +127,7 @@ nd_simhash_clusters_run(FunctionCallInfo fcinfo, const char *fname, const char *
 	/*
 	 * The memory at DEBUG2, as the scan's working memory: the figure depends
 	 * on the server's build (an assert-enabled one adds to every chunk), and
-	 * regress 49 shows the DEBUG1 lines.
+	 * the regress suite 490_dedup_clusters_update shows the DEBUG1 lines.
 	 */
 	elog(DEBUG2, "%s: %zu bytes of sets",
 		 fname, MemoryContextMemAllocated(cxt, true));

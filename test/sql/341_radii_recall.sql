@@ -125,5 +125,5 @@ SELECT pg_temp.try($$SELECT * FROM minhash_clusters('lr', 'id', 'sig', 0.8, 9, 1
 SELECT pg_temp.try($$SELECT * FROM minhash_clusters('lr', 'id', 'sig', 0.8, recall => 0)$$);
 SELECT pg_temp.try($$SELECT * FROM minhash_clusters('SELECT id, sig FROM lr', 0.8, recall => 'NaN')$$);
 SELECT pg_temp.try($$SELECT * FROM minhash_clusters('SELECT id, sig[1:16] FROM lr', 0.3, recall => 0.999)$$);
--- a NULL query is error 22004, as everywhere in the dedup family (51_dedup_arguments), with a recall too
+-- a NULL query is error 22004, as everywhere in the dedup family (510_dedup_arguments), with a recall too
 SELECT count(*) FROM minhash_clusters(NULL::text, 0.8, recall => 0.9);

@@ -5,7 +5,7 @@ SELECT hamming_ball('00000000000000ff', 3);
 SELECT '(00000000000000FF, 3)'::hamming_ball, ' ( 00000000000000ff ,-1 ) '::hamming_ball,
        '(00000000000000ff,64)'::hamming_ball;
 -- Radii outside -1 (the empty ball) .. 64 are refused, as is a radius
--- outside 0..64 by hamming_ball() (sql/18_radius_limits.sql lists every
+-- outside 0..64 by hamming_ball() (test/sql/180_radius_limits.sql lists every
 -- function that takes a radius).
 \set VERBOSITY terse
 SELECT ' ( 00000000000000ff ,-7 ) '::hamming_ball;

@@ -4,7 +4,7 @@
 -- extension's C code: a spanning set of edges built in plain SQL (each row
 -- to the smallest id of its identical-code group, and brute-force pairs of
 -- distinct codes by bit_count), fed to dedup_clusters (itself checked
--- against a recursive CTE in 42_dedup_clusters).  Data: random codes,
+-- against a recursive CTE in 420_dedup_clusters).  Data: random codes,
 -- planted near-copies, a chain whose ends are far apart, a giant group of
 -- identical codes, repeated ids, NULLs; every k, several block counts, the
 -- batched path; the three argument forms; edge cases and errors.

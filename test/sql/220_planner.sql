@@ -128,7 +128,7 @@ FROM (VALUES ('sh <~> ' || quote_literal(:'q') || ' <= 3'),
      LATERAL (SELECT * FROM nd_check('nd_gist', c.cond)
               UNION ALL SELECT * FROM nd_check('nd_gin', c.cond)) r;
 
--- An equality with 0 is within(.., 0) (22_planner_spellings has the rest).
+-- An equality with 0 is within(.., 0) (222_planner_spellings has the rest).
 EXPLAIN (COSTS OFF) SELECT id FROM nd_gist WHERE sh <~> :'q' = 0;
 -- Left alone: a lower bound on the distance.
 EXPLAIN (COSTS OFF) SELECT id FROM nd_gist WHERE sh <~> :'q' >= 3;
