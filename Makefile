@@ -102,8 +102,10 @@ DOCS        =
 
 # The pg_regress suites, test/sql/*.sql with their expected output in
 # test/expected/, run in name order (numbered so that the type tests come
-# first).
+# first).  000_setup, which creates the helpers the others share, runs
+# first in every run, also when REGRESS names suites on the command line.
 REGRESS     = $(sort $(basename $(notdir $(wildcard $(ND_SRC)/test/sql/*.sql))))
+override REGRESS := 000_setup $(filter-out 000_setup,$(REGRESS))
 REGRESS_OPTS = --inputdir=$(srcdir)/test --load-extension=$(EXTENSION)
 
 # The control file's default_version: the release tarball's name, and the

@@ -28,9 +28,10 @@ sb=$(psql_q -d postgres -c "SHOW shared_buffers")
 [ "$sb" = 256kB ]
 ok $? "the server runs with shared_buffers $sb"
 
+# 000_setup first: it creates the helpers the suites share.
 tests=(230_index_hamming 250_index_hamming_cache 260_index_hamming_parallel)
 "$ND_REGRESS" --inputdir="$ND_ROOT/test" --outputdir="$work" --load-extension=neardup \
-	--dbname=nd_small_buffers "${tests[@]}" >"$work/out" 2>&1 || true
+	--dbname=nd_small_buffers 000_setup "${tests[@]}" >"$work/out" 2>&1 || true
 sed 's/^/# /' "$work/out"
 for t in "${tests[@]}"; do
 	grep -Eq "$t +\.\.\. ok" "$work/out"

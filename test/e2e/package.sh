@@ -197,7 +197,8 @@ ok $? "the other tests' clusters (extension_destdir) load the staged neardup.so,
 # 241_constraint_queries, 270, 280, 292_index_hamming_introspect), MinHash
 # and the radius model (300-320, 341_radii_recall), progress (350), the
 # cheaper dedup suites (420, 430, 441_dedup_incremental_indexes, 460, 470,
-# 490, 510) and the hostile inputs across the SQL surface (500).  Left to
+# 490, 510) and the hostile inputs across the SQL surface (500); 000_setup,
+# the helpers they share, runs first (the Makefile puts it there).  Left to
 # the regress job: the GiST suite, the planner's cost choices, the
 # large-input, cache, parallel and multi-level-run suites of the access
 # method, the constraint's 6,000-row stream, MinHash band plans and the big

@@ -2,17 +2,6 @@
 -- simhash64: text and binary I/O, casts, comparison, btree and hash support
 --
 
--- Runs a statement; returns 'ok', or the error's SQLSTATE and message.
-CREATE FUNCTION pg_temp.try(stmt text) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE stmt;
-    RETURN 'ok';
-EXCEPTION WHEN others THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END
-$$;
-
 -- Deterministic, random-looking values.
 CREATE TABLE sh (id int PRIMARY KEY, h simhash64 NOT NULL);
 INSERT INTO sh
@@ -42,7 +31,7 @@ SELECT count(*) AS rows, count(*) FILTER (WHERE h::text::simhash64 = h) AS same,
 FROM sh;
 
 -- Malformed input: SQLSTATE 22P02.
-SELECT format('%L', v) AS input, pg_temp.try(format('SELECT %L::simhash64', v)) AS result
+SELECT format('%L', v) AS input, nd_test.try(format('SELECT %L::simhash64', v)) AS result
 FROM (VALUES ('0123456789abcde'),         -- 15 digits
              ('0123456789abcdef0'),       -- 17 digits
              ('0123456789abcdeg'),        -- not hex
@@ -152,7 +141,7 @@ SELECT count(*) FILTER (WHERE h::bit(64) = ('x' || h::text)::bit(64)) AS reads_l
 FROM sh;
 
 -- Lengths that cannot hold exactly 64 bits: SQLSTATEs 22026 and 22001.
-SELECT c AS cast, pg_temp.try('SELECT ' || c) AS result
+SELECT c AS cast, nd_test.try('SELECT ' || c) AS result
 FROM (VALUES ($$B'0'::simhash64$$),
              ($$B''::simhash64$$),
              ($$substring('0123456789abcdef'::simhash64::bit(64) from 2)::simhash64$$),
@@ -179,7 +168,7 @@ SELECT count(*) FILTER (WHERE h::bytea = decode(h::text, 'hex')) AS reads_like_h
        count(*) FILTER (WHERE h::bytea::simhash64 = h) AS bytea_round_trip
 FROM sh;
 
-SELECT format('%L', b) AS bytea, pg_temp.try(format('SELECT %L::bytea::simhash64', b)) AS result
+SELECT format('%L', b) AS bytea, nd_test.try(format('SELECT %L::bytea::simhash64', b)) AS result
 FROM (VALUES (''), ('\x00'), ('\x0123456789abcd'), ('\x0123456789abcdef01')) AS t(b);
 
 SELECT '\x0123456789abcd'::bytea::simhash64;

@@ -64,7 +64,7 @@ ORDER BY 1;
 
 -- Each with -1, 0, its largest radius, one more and the largest int4:
 -- the SQLSTATE and message, and whether a DETAIL says why.
-CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
+CREATE FUNCTION pg_temp.outcome(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     r text;
     st text;
@@ -89,7 +89,7 @@ EXCEPTION WHEN OTHERS THEN
     RETURN nullif(det, '');
 END
 $$;
-SELECT c.fn::text AS function, v.radius, pg_temp.try(format(c.call, v.radius)) AS outcome
+SELECT c.fn::text AS function, v.radius, pg_temp.outcome(format(c.call, v.radius)) AS outcome
 FROM rl_calls c
 CROSS JOIN LATERAL (VALUES (-1), (0), (c.max_radius), (coalesce(c.max_radius, 64) + 1), (2147483647)) v(radius)
 WHERE v.radius IS NOT NULL

@@ -108,22 +108,6 @@ ORDER BY d, id;
  * their codes only; the codes within radius 3; the number of
  * rows equal to the query.
  */
-CREATE FUNCTION pg_temp.answer(use_index bool, sql text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    plan text := '';
-    line text;
-    result text;
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || sql LOOP
-        plan := plan || line || E'\n';
-    END LOOP;
-    IF (strpos(plan, 'gist_doc_sh') > 0) <> use_index THEN
-        RAISE EXCEPTION 'unexpected plan for %: %', sql, plan;
-    END IF;
-    EXECUTE sql INTO result;
-    RETURN result;
-END $$;
 
 -- The condition of radius rad: sh <@ hamming_ball(q, rad) for 0..64; the
 -- comparison, which takes any radius, for others (hamming_ball() refuses
@@ -151,13 +135,13 @@ BEGIN
             what := 'radius';
             r := rad;
             IF rad < 64 THEN
-                answer := pg_temp.answer(use_index, format(
+                answer := nd_test.answer(use_index, 'gist_doc_sh', format(
                     'SELECT string_agg(id::text, '','' ORDER BY id) FROM gist_doc WHERE %s',
                     pg_temp.ball_or_bound(q.q, rad)));
                 rows := coalesce(array_length(string_to_array(answer, ','), 1), 0);
             ELSE
                 -- every non-null row: compared by count and checksums
-                answer := pg_temp.answer(use_index, format(
+                answer := nd_test.answer(use_index, 'gist_doc_sh', format(
                     'SELECT format(''%%s:%%s:%%s'', count(*), sum(id), bit_xor(hashint4(id))) FROM gist_doc WHERE %s',
                     pg_temp.ball_or_bound(q.q, rad)));
                 rows := split_part(answer, ':', 1)::int;
@@ -166,26 +150,26 @@ BEGIN
         END LOOP;
         r := NULL;
         what := 'knn index scan';
-        answer := pg_temp.answer(use_index, format(
+        answer := nd_test.answer(use_index, 'gist_doc_sh', format(
             'SELECT string_agg(d::text, '','') FROM (SELECT id, sh <~> %L AS d FROM gist_doc ORDER BY sh <~> %L LIMIT 10) s',
             q.q, q.q));
         rows := array_length(string_to_array(answer, ','), 1);
         RETURN NEXT;
         -- the distances alone: what was an index-only scan before 0.3
         what := 'knn codes only';
-        answer := pg_temp.answer(use_index, format(
+        answer := nd_test.answer(use_index, 'gist_doc_sh', format(
             'SELECT string_agg(d::text, '','') FROM (SELECT sh <~> %L AS d FROM gist_doc ORDER BY sh <~> %L LIMIT 10) s',
             q.q, q.q));
         rows := array_length(string_to_array(answer, ','), 1);
         RETURN NEXT;
         what := 'radius 3 codes';
-        answer := pg_temp.answer(use_index, format(
+        answer := nd_test.answer(use_index, 'gist_doc_sh', format(
             'SELECT string_agg(sh::text, '','' ORDER BY sh) FROM gist_doc WHERE sh <@ hamming_ball(%L, 3)',
             q.q));
         rows := coalesce(array_length(string_to_array(answer, ','), 1), 0);
         RETURN NEXT;
         what := 'equality';
-        answer := pg_temp.answer(use_index, format(
+        answer := nd_test.answer(use_index, 'gist_doc_sh', format(
             'SELECT count(*)::text FROM gist_doc WHERE sh = %L', q.q));
         rows := answer::int;
         RETURN NEXT;

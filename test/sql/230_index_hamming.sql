@@ -83,118 +83,12 @@ SELECT * FROM (SELECT id, sh <~> (SELECT q FROM ham_q WHERE qid = 1) AS d FROM h
                ORDER BY sh <~> (SELECT q FROM ham_q WHERE qid = 1) LIMIT 7) s
 ORDER BY d, id;
 
-/*
- * Every answer with the index (the plan must use it) and without (it must
- * not): the ids within radius -1..12 (as a bitmap scan and as a plain
- * index scan), and 64 (every non-null row: count and checksums); the
- * distances of the 10 and 60 nearest, in the order returned (which rows
- * of one distance come first is not defined, so ids are not compared);
- * the same through an index-only scan, and the codes within 4 bits;
- * the 20 nearest within 6 bits; the 15 nearest among rows with id % 7 = 0
- * (the scan goes on until it has them); equality.
- */
-CREATE FUNCTION pg_temp.answer(use_index bool, sql text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    plan text := '';
-    line text;
-    result text;
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || sql LOOP
-        plan := plan || line || E'\n';
-    END LOOP;
-    IF (strpos(plan, 'ham_doc_sh') > 0) <> use_index THEN
-        RAISE EXCEPTION 'unexpected plan for %: %', sql, plan;
-    END IF;
-    EXECUTE sql INTO result;
-    RETURN result;
-END $$;
-
-CREATE FUNCTION pg_temp.answers(use_index bool)
-RETURNS TABLE (what text, qid int, r int, rows int, answer text)
-LANGUAGE plpgsql AS $$
-DECLARE
-    q record;
-    rad int;
-    kind text;
-BEGIN
-    PERFORM set_config('enable_seqscan', (NOT use_index)::text, true);
-    FOR q IN SELECT * FROM ham_q ORDER BY ham_q.qid LOOP
-        qid := q.qid;
-        FOREACH kind IN ARRAY ARRAY['bitmap', 'plain'] LOOP
-            PERFORM set_config('enable_indexscan', (use_index AND kind = 'plain')::text, true);
-            PERFORM set_config('enable_bitmapscan', (use_index AND kind = 'bitmap')::text, true);
-            FOREACH rad IN ARRAY ARRAY[-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 64] LOOP
-                what := 'radius ' || kind;
-                r := rad;
-                answer := pg_temp.answer(use_index, format(
-                    'SELECT format(''%%s:%%s:%%s'', count(*), sum(id), bit_xor(hashint4(id))) FROM ham_doc WHERE sh <~> %L <= %s',
-                    q.q, rad));
-                rows := split_part(answer, ':', 1)::int;
-                RETURN NEXT;
-            END LOOP;
-        END LOOP;
-        PERFORM set_config('enable_indexscan', use_index::text, true);
-        PERFORM set_config('enable_bitmapscan', use_index::text, true);
-        r := NULL;
-        what := 'knn 10';
-        answer := pg_temp.answer(use_index, format(
-            'SELECT string_agg(d::text, '','') FROM (SELECT id, sh <~> %L AS d FROM ham_doc ORDER BY sh <~> %L LIMIT 10) s',
-            q.q, q.q));
-        rows := array_length(string_to_array(answer, ','), 1);
-        RETURN NEXT;
-        -- the distances computed from the codes the index gives back
-        what := 'knn 10 index-only';
-        answer := pg_temp.answer(use_index, format(
-            'SELECT string_agg(d::text, '','') FROM (SELECT sh <~> %L AS d FROM ham_doc ORDER BY sh <~> %L LIMIT 10) s',
-            q.q, q.q));
-        rows := array_length(string_to_array(answer, ','), 1);
-        RETURN NEXT;
-        what := 'radius 4 codes';
-        answer := pg_temp.answer(use_index, format(
-            'SELECT string_agg(sh::text, '','' ORDER BY sh) FROM ham_doc WHERE sh <~> %L <= 4',
-            q.q));
-        rows := coalesce(array_length(string_to_array(answer, ','), 1), 0);
-        RETURN NEXT;
-        what := 'knn 60';
-        answer := pg_temp.answer(use_index, format(
-            'SELECT string_agg(d::text, '','') FROM (SELECT id, sh <~> %L AS d FROM ham_doc ORDER BY sh <~> %L LIMIT 60) s',
-            q.q, q.q));
-        rows := array_length(string_to_array(answer, ','), 1);
-        RETURN NEXT;
-        what := 'knn 20 within 6';
-        answer := pg_temp.answer(use_index, format(
-            'SELECT string_agg(d::text, '','') FROM (SELECT id, sh <~> %L AS d FROM ham_doc WHERE sh <~> %L <= 6 ORDER BY sh <~> %L LIMIT 20) s',
-            q.q, q.q, q.q));
-        rows := coalesce(array_length(string_to_array(answer, ','), 1), 0);
-        RETURN NEXT;
-        what := 'knn 15 filtered';
-        answer := pg_temp.answer(use_index, format(
-            'SELECT string_agg(d::text, '','') FROM (SELECT id, sh <~> %L AS d FROM ham_doc WHERE id %% 7 = 0 ORDER BY sh <~> %L LIMIT 15) s',
-            q.q, q.q));
-        rows := array_length(string_to_array(answer, ','), 1);
-        RETURN NEXT;
-        what := 'equality';
-        answer := pg_temp.answer(use_index, format(
-            'SELECT format(''%%s:%%s'', count(*), sum(id)) FROM ham_doc WHERE sh = %L', q.q));
-        rows := split_part(answer, ':', 1)::int;
-        RETURN NEXT;
-    END LOOP;
-END $$;
-
-CREATE FUNCTION pg_temp.compare()
-RETURNS TABLE (what text, queries bigint, rows bigint, agree bigint)
-LANGUAGE sql AS $$
-    WITH i AS (SELECT * FROM pg_temp.answers(true)),
-         s AS (SELECT * FROM pg_temp.answers(false))
-    SELECT i.what, count(*), sum(i.rows), count(*) FILTER (WHERE i.answer IS NOT DISTINCT FROM s.answer)
-    FROM i JOIN s ON s.what = i.what AND s.qid = i.qid AND s.r IS NOT DISTINCT FROM i.r
-    GROUP BY i.what ORDER BY i.what
-$$;
-
+-- Every answer with the index (the plan must use it) and without (it must
+-- not), query by query: nd_test.hamming_answers and hamming_compare, in
+-- 000_setup.
 -- After the build, radius by radius:
-CREATE TEMP TABLE ans_idx AS SELECT * FROM pg_temp.answers(true);
-CREATE TEMP TABLE ans_seq AS SELECT * FROM pg_temp.answers(false);
+CREATE TEMP TABLE ans_idx AS SELECT * FROM nd_test.hamming_answers(true, 'ham_doc', 'ham_q', 'ham_doc_sh');
+CREATE TEMP TABLE ans_seq AS SELECT * FROM nd_test.hamming_answers(false, 'ham_doc', 'ham_q', 'ham_doc_sh');
 SELECT i.what, i.r, count(*) AS queries, sum(i.rows) AS rows,
        count(*) FILTER (WHERE i.answer IS NOT DISTINCT FROM s.answer) AS agree
 FROM ans_idx i JOIN ans_seq s ON s.what = i.what AND s.qid = i.qid AND s.r IS NOT DISTINCT FROM i.r
@@ -202,7 +96,7 @@ GROUP BY i.what, i.r ORDER BY i.what, i.r;
 
 -- Small work_mem: nearest-neighbour scans that need several flat passes.
 SET work_mem = '64kB';
-SELECT * FROM pg_temp.compare();
+SELECT * FROM nd_test.hamming_compare('ham_doc', 'ham_q', 'ham_doc_sh');
 RESET work_mem;
 
 -- Inserts after the build land in the pending list: more neighbours of
@@ -218,13 +112,13 @@ SELECT 700000 + i, ('x' || md5('dup 0'))::bit(64)::bigint::simhash64 FROM genera
 INSERT INTO ham_doc
 SELECT 800000 + i, ('x' || md5('more ' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 2000) i;
 INSERT INTO ham_doc SELECT 900000 + i, NULL FROM generate_series(1, 10) i;
-SELECT * FROM pg_temp.compare();
+SELECT * FROM nd_test.hamming_compare('ham_doc', 'ham_q', 'ham_doc_sh');
 SELECT hamming_check('ham_doc_sh', true);
 
 -- Merged into the run: every pending entry moves.
 SELECT hamming_merge('ham_doc_sh') AS merged;
 SELECT hamming_merge('ham_doc_sh') AS merged_again;
-SELECT * FROM pg_temp.compare();
+SELECT * FROM nd_test.hamming_compare('ham_doc', 'ham_q', 'ham_doc_sh');
 SELECT hamming_check('ham_doc_sh', true);
 
 -- Rebuilt in less memory than its entries need (1MB keeps 32,768 of these
@@ -232,26 +126,26 @@ SELECT hamming_check('ham_doc_sh', true);
 SET maintenance_work_mem = '1MB';
 REINDEX INDEX ham_doc_sh;
 RESET maintenance_work_mem;
-SELECT * FROM pg_temp.compare();
+SELECT * FROM nd_test.hamming_compare('ham_doc', 'ham_q', 'ham_doc_sh');
 SELECT hamming_check('ham_doc_sh', true);
 
 -- Deletes and VACUUM: the duplicates of 'dup 0', half of the random codes.
 DELETE FROM ham_doc WHERE sh = ('x' || md5('dup 0'))::bit(64)::bigint::simhash64 OR id % 2 = 0;
 VACUUM ANALYZE ham_doc;
-SELECT * FROM pg_temp.compare();
+SELECT * FROM nd_test.hamming_compare('ham_doc', 'ham_q', 'ham_doc_sh');
 SELECT hamming_check('ham_doc_sh', true);
 
 REINDEX INDEX ham_doc_sh;
-SELECT * FROM pg_temp.compare();
+SELECT * FROM nd_test.hamming_compare('ham_doc', 'ham_q', 'ham_doc_sh');
 
 -- Other block counts.
 DROP INDEX ham_doc_sh;
 CREATE INDEX ham_doc_sh ON ham_doc USING hamming (sh) WITH (blocks = 3);
-SELECT * FROM pg_temp.compare();
+SELECT * FROM nd_test.hamming_compare('ham_doc', 'ham_q', 'ham_doc_sh');
 SELECT hamming_check('ham_doc_sh', true);
 DROP INDEX ham_doc_sh;
 CREATE INDEX ham_doc_sh ON ham_doc USING hamming (sh) WITH (blocks = 8);
-SELECT * FROM pg_temp.compare();
+SELECT * FROM nd_test.hamming_compare('ham_doc', 'ham_q', 'ham_doc_sh');
 SELECT hamming_check('ham_doc_sh', true);
 
 -- Inserts that merge by themselves: a pending limit of 64kB (4,681
@@ -260,7 +154,7 @@ DROP INDEX ham_doc_sh;
 CREATE INDEX ham_doc_sh ON ham_doc USING hamming (sh) WITH (pending_limit = 64);
 INSERT INTO ham_doc
 SELECT 1000000 + i, ('x' || md5('late ' || i))::bit(64)::bigint::simhash64 FROM generate_series(1, 20000) i;
-SELECT * FROM pg_temp.compare();
+SELECT * FROM nd_test.hamming_compare('ham_doc', 'ham_q', 'ham_doc_sh');
 SELECT hamming_check('ham_doc_sh', true);
 
 -- Who merges.  By default (background_merge on) the insert that finds the

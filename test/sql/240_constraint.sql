@@ -4,21 +4,6 @@
 -- no two rows with fingerprints within k bits.
 --
 
--- try(sql): 'ok', or the SQLSTATE, message and detail of the error.
-CREATE FUNCTION pg_temp.try(sql text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    st text;
-    msg text;
-    det text;
-BEGIN
-    EXECUTE sql;
-    RETURN 'ok';
-EXCEPTION WHEN OTHERS THEN
-    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-    RETURN st || ': ' || msg || CASE WHEN det <> '' THEN ' | ' || det ELSE '' END;
-END $$;
-
 -- The operator: each center within the other's radius, i.e. the centers at
 -- most the smaller radius apart; commutative; equal to the distance test
 -- wherever it is evaluated.
@@ -53,13 +38,13 @@ CREATE TABLE nd_tickets_h (id int PRIMARY KEY, sh simhash64,
     CONSTRAINT nd_tickets_h_near EXCLUDE USING hamming (hamming_ball(sh, 3) WITH &&));
 CREATE TABLE nd_tickets_g (id int PRIMARY KEY, sh simhash64,
     CONSTRAINT nd_tickets_g_near EXCLUDE USING gist (hamming_ball(sh, 3) WITH &&));
-SELECT t, pg_temp.try(format('INSERT INTO %I VALUES (1, %L)', t, '0000000000000000')) AS first,
-       pg_temp.try(format('INSERT INTO %I VALUES (2, %L)', t, '0000000000000007')) AS three_bits,
-       pg_temp.try(format('INSERT INTO %I VALUES (3, %L)', t, '000000000000000f')) AS four_bits,
-       pg_temp.try(format('INSERT INTO %I VALUES (4, NULL), (5, NULL)', t)) AS nulls,
-       pg_temp.try(format('INSERT INTO %I VALUES (6, %L), (7, %L)', t, 'ff00000000000000', 'ff00000000000001')) AS multi_row,
-       pg_temp.try(format('UPDATE %I SET sh = %L WHERE id = 3', t, '0000000000000003')) AS update_near,
-       pg_temp.try(format('UPDATE %I SET sh = %L WHERE id = 3', t, '00000000000000ff')) AS update_away
+SELECT t, nd_test.try(format('INSERT INTO %I VALUES (1, %L)', t, '0000000000000000'), with_detail => true) AS first,
+       nd_test.try(format('INSERT INTO %I VALUES (2, %L)', t, '0000000000000007'), with_detail => true) AS three_bits,
+       nd_test.try(format('INSERT INTO %I VALUES (3, %L)', t, '000000000000000f'), with_detail => true) AS four_bits,
+       nd_test.try(format('INSERT INTO %I VALUES (4, NULL), (5, NULL)', t), with_detail => true) AS nulls,
+       nd_test.try(format('INSERT INTO %I VALUES (6, %L), (7, %L)', t, 'ff00000000000000', 'ff00000000000001'), with_detail => true) AS multi_row,
+       nd_test.try(format('UPDATE %I SET sh = %L WHERE id = 3', t, '0000000000000003'), with_detail => true) AS update_near,
+       nd_test.try(format('UPDATE %I SET sh = %L WHERE id = 3', t, '00000000000000ff'), with_detail => true) AS update_away
 FROM (VALUES ('nd_tickets_h'), ('nd_tickets_g')) v(t);
 SELECT * FROM nd_tickets_h ORDER BY id;
 SELECT * FROM nd_tickets_g ORDER BY id;
@@ -194,7 +179,7 @@ CREATE TABLE nd_bad (id int, sh simhash64);
 ALTER TABLE nd_bad ADD EXCLUDE USING gin (hamming_ball(sh, 3) WITH &&);
 ALTER TABLE nd_bad ADD EXCLUDE USING hamming (sh WITH &&);
 ALTER TABLE nd_bad ADD EXCLUDE USING hamming (hamming_ball(sh, 3) WITH <@);
-SELECT pg_temp.try($$SELECT hamming_ball('0000000000000000', 3) && '0000000000000000'::simhash64$$);
+SELECT nd_test.try($$SELECT hamming_ball('0000000000000000', 3) && '0000000000000000'::simhash64$$, with_detail => true);
 
 DROP TABLE nd_tickets_h, nd_tickets_g, nd_deferred, nd_k, nd_k0, nd_k10, nd_k64,
     nd_stream, nd_stream_h, nd_stream_g, nd_stream_b, nd_crawl, nd_parted, nd_bad;

@@ -2,17 +2,6 @@
 -- MinHash: signatures, estimates, exact Jaccard, LSH bands and parameters.
 --
 
--- Runs a statement; returns 'ok', or the error's SQLSTATE and message.
-CREATE FUNCTION pg_temp.try(stmt text) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE stmt;
-    RETURN 'ok';
-EXCEPTION WHEN others THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END
-$$;
-
 -- Pinned values: signatures must not change across platforms or releases.
 SELECT (minhash('the quick brown fox jumps over the lazy dog'))[1:6] AS fox;
 SELECT (minhash('the quick brown fox jumps over the lazy dog', seed => 1))[1:6] AS fox_seed1;
@@ -73,15 +62,15 @@ SELECT minhash('') IS NULL AS empty_text,
        minhash('a b', num_perm => NULL) IS NULL AS null_num_perm;
 
 -- Bad parameters.
-SELECT pg_temp.try($$SELECT minhash('a b c', num_perm => 0)$$);
-SELECT pg_temp.try($$SELECT minhash('a b c', num_perm => 8193)$$);
-SELECT pg_temp.try($$SELECT minhash(ARRAY['a'], num_perm => -1)$$);
-SELECT pg_temp.try($$SELECT minhash(ARRAY[1]::bigint[], num_perm => 100000)$$);
-SELECT pg_temp.try($$SELECT minhash('a b c', shingle => 0)$$);
-SELECT pg_temp.try($$SELECT minhash('a b c', shingle => 65)$$);
-SELECT pg_temp.try($$SELECT minhash('a b c', unit => 'line')$$);
-SELECT pg_temp.try($$SELECT minhash(ARRAY[[1, 2], [3, 4]]::bigint[])$$);
-SELECT pg_temp.try($$SELECT minhash(ARRAY[['a']]::text[])$$);
+SELECT nd_test.try($$SELECT minhash('a b c', num_perm => 0)$$);
+SELECT nd_test.try($$SELECT minhash('a b c', num_perm => 8193)$$);
+SELECT nd_test.try($$SELECT minhash(ARRAY['a'], num_perm => -1)$$);
+SELECT nd_test.try($$SELECT minhash(ARRAY[1]::bigint[], num_perm => 100000)$$);
+SELECT nd_test.try($$SELECT minhash('a b c', shingle => 0)$$);
+SELECT nd_test.try($$SELECT minhash('a b c', shingle => 65)$$);
+SELECT nd_test.try($$SELECT minhash('a b c', unit => 'line')$$);
+SELECT nd_test.try($$SELECT minhash(ARRAY[[1, 2], [3, 4]]::bigint[])$$);
+SELECT nd_test.try($$SELECT minhash(ARRAY[['a']]::text[])$$);
 
 -- ---- minhash_jaccard ---------------------------------------------------
 
@@ -89,12 +78,12 @@ SELECT minhash_jaccard(minhash('a b c d e f g'), minhash('a b c d e f g')) AS sa
        minhash_jaccard(ARRAY[1, 2, 3, 4], ARRAY[1, 2, 0, 4]) AS three_of_four,
        minhash_jaccard(ARRAY[1], ARRAY[2]) AS none;
 SELECT minhash_jaccard(NULL, ARRAY[1]) IS NULL AS null_arg;
-SELECT pg_temp.try($$SELECT minhash_jaccard(ARRAY[1, 2], ARRAY[1, 2, 3])$$);
-SELECT pg_temp.try($$SELECT minhash_jaccard(minhash('a b c'), minhash('a b c', 64))$$);
-SELECT pg_temp.try($$SELECT minhash_jaccard(ARRAY[1, NULL], ARRAY[1, 2])$$);
-SELECT pg_temp.try($$SELECT minhash_jaccard(ARRAY[]::int4[], ARRAY[]::int4[])$$);
-SELECT pg_temp.try($$SELECT minhash_jaccard(ARRAY[[1, 2]], ARRAY[[1, 2]])$$);
-SELECT pg_temp.try($$SELECT minhash_jaccard(array_fill(1, ARRAY[8193]), array_fill(1, ARRAY[8193]))$$);
+SELECT nd_test.try($$SELECT minhash_jaccard(ARRAY[1, 2], ARRAY[1, 2, 3])$$);
+SELECT nd_test.try($$SELECT minhash_jaccard(minhash('a b c'), minhash('a b c', 64))$$);
+SELECT nd_test.try($$SELECT minhash_jaccard(ARRAY[1, NULL], ARRAY[1, 2])$$);
+SELECT nd_test.try($$SELECT minhash_jaccard(ARRAY[]::int4[], ARRAY[]::int4[])$$);
+SELECT nd_test.try($$SELECT minhash_jaccard(ARRAY[[1, 2]], ARRAY[[1, 2]])$$);
+SELECT nd_test.try($$SELECT minhash_jaccard(array_fill(1, ARRAY[8193]), array_fill(1, ARRAY[8193]))$$);
 
 -- ---- exact jaccard -----------------------------------------------------
 
@@ -114,8 +103,8 @@ SELECT jaccard(ARRAY[1, 2, 3, 3]::bigint[], ARRAY[2, 3, 4]::bigint[]) AS half,
 -- Text and feature arrays agree.
 SELECT jaccard(a, b) = jaccard(shingle_hashes(a), shingle_hashes(b)) AS agree
 FROM (VALUES ('one two three four five six', 'one two three four five seven')) AS v(a, b);
-SELECT pg_temp.try($$SELECT jaccard('a', 'b', unit => 'byte')$$);
-SELECT pg_temp.try($$SELECT jaccard(ARRAY[[1]]::bigint[], ARRAY[1]::bigint[])$$);
+SELECT nd_test.try($$SELECT jaccard('a', 'b', unit => 'byte')$$);
+SELECT nd_test.try($$SELECT jaccard(ARRAY[[1]]::bigint[], ARRAY[1]::bigint[])$$);
 
 -- ---- estimates against exact Jaccard ------------------------------------
 
@@ -169,12 +158,12 @@ SELECT k[1] <> k[2] AS index_mixed_in
 FROM minhash_bands(ARRAY[7, 7, 7, 7], 2, 2) AS k;
 SELECT (minhash_bands(ARRAY[1, 2, 3, 4], 2, 2))[1] = (minhash_bands(ARRAY[1, 2, 9, 9], 2, 2))[1] AS same_first,
        (minhash_bands(ARRAY[1, 2, 3, 4], 2, 2))[2] = (minhash_bands(ARRAY[1, 2, 9, 9], 2, 2))[2] AS same_second;
-SELECT pg_temp.try($$SELECT minhash_bands(ARRAY[1, 2, 3, 4], 3, 2)$$);
-SELECT pg_temp.try($$SELECT minhash_bands(ARRAY[1, 2, 3, 4], 0, 2)$$);
-SELECT pg_temp.try($$SELECT minhash_bands(ARRAY[1, 2, 3, 4], 2, -1)$$);
-SELECT pg_temp.try($$SELECT minhash_bands(ARRAY[1, 2, 3, 4], 65536, 65536)$$);
-SELECT pg_temp.try($$SELECT minhash_bands(ARRAY[1, NULL, 3, 4], 2, 2)$$);
-SELECT pg_temp.try($$SELECT minhash_bands(ARRAY[]::int4[], 1, 1)$$);
+SELECT nd_test.try($$SELECT minhash_bands(ARRAY[1, 2, 3, 4], 3, 2)$$);
+SELECT nd_test.try($$SELECT minhash_bands(ARRAY[1, 2, 3, 4], 0, 2)$$);
+SELECT nd_test.try($$SELECT minhash_bands(ARRAY[1, 2, 3, 4], 2, -1)$$);
+SELECT nd_test.try($$SELECT minhash_bands(ARRAY[1, 2, 3, 4], 65536, 65536)$$);
+SELECT nd_test.try($$SELECT minhash_bands(ARRAY[1, NULL, 3, 4], 2, 2)$$);
+SELECT nd_test.try($$SELECT minhash_bands(ARRAY[]::int4[], 1, 1)$$);
 
 -- Banding's candidate probability against 1 - (1 - s^r)^b: pairs of known
 -- Jaccard, 200 seeds each, 16 bands of 8 rows; the observed fraction of
@@ -223,14 +212,14 @@ WITH grid AS (
 SELECT (SELECT ROW(b, r) FROM err ORDER BY round(e::numeric, 12), b, r LIMIT 1) = ROW(p.bands, p.rows) AS agrees
 FROM minhash_lsh_params(0.6, 32) AS p;
 
-SELECT pg_temp.try($$SELECT minhash_lsh_params(1.5)$$);
-SELECT pg_temp.try($$SELECT minhash_lsh_params(-0.1)$$);
-SELECT pg_temp.try($$SELECT minhash_lsh_params('NaN')$$);
-SELECT pg_temp.try($$SELECT minhash_lsh_params(0.5, 0)$$);
-SELECT pg_temp.try($$SELECT minhash_lsh_params(0.5, 9000)$$);
-SELECT pg_temp.try($$SELECT minhash_lsh_params(0.5, 128, -1, 1)$$);
-SELECT pg_temp.try($$SELECT minhash_lsh_params(0.5, 128, 0, 0)$$);
-SELECT pg_temp.try($$SELECT minhash_lsh_params(0.5, 128, 'Infinity', 1)$$);
+SELECT nd_test.try($$SELECT minhash_lsh_params(1.5)$$);
+SELECT nd_test.try($$SELECT minhash_lsh_params(-0.1)$$);
+SELECT nd_test.try($$SELECT minhash_lsh_params('NaN')$$);
+SELECT nd_test.try($$SELECT minhash_lsh_params(0.5, 0)$$);
+SELECT nd_test.try($$SELECT minhash_lsh_params(0.5, 9000)$$);
+SELECT nd_test.try($$SELECT minhash_lsh_params(0.5, 128, -1, 1)$$);
+SELECT nd_test.try($$SELECT minhash_lsh_params(0.5, 128, 0, 0)$$);
+SELECT nd_test.try($$SELECT minhash_lsh_params(0.5, 128, 'Infinity', 1)$$);
 
 -- ---- a GIN index on the bands ------------------------------------------
 

@@ -3,16 +3,6 @@
 -- against exact Jaccard.
 --
 
-CREATE FUNCTION pg_temp.try(stmt text) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE stmt;
-    RETURN 'ok';
-EXCEPTION WHEN others THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END
-$$;
-
 -- Layout: bits, num_perm (little-endian 16 bits), then the low bits of each
 -- value, the first value in the lowest bits.  1 = 01, 2 = 10, 3 = 11, 4 =
 -- 00 at 2 bits: 01 10 11 00 read from the low end is 0b00111001 = 0x39.
@@ -43,16 +33,16 @@ SELECT minhash_bbit_jaccard(minhash_bbit(ARRAY[4], 2), minhash_bbit(ARRAY[0], 2)
 SELECT minhash_bbit(NULL, 1) IS NULL AS null_sig, minhash_bbit_jaccard(NULL, '\x010100') IS NULL AS null_arg;
 
 -- Errors.
-SELECT pg_temp.try($$SELECT minhash_bbit(ARRAY[1, 2], 0)$$);
-SELECT pg_temp.try($$SELECT minhash_bbit(ARRAY[1, 2], 33)$$);
-SELECT pg_temp.try($$SELECT minhash_bbit(ARRAY[1, NULL], 1)$$);
-SELECT pg_temp.try($$SELECT minhash_bbit(ARRAY[]::int4[], 1)$$);
-SELECT pg_temp.try($$SELECT minhash_bbit_jaccard(minhash_bbit(ARRAY[1, 2], 1), minhash_bbit(ARRAY[1, 2], 2))$$);
-SELECT pg_temp.try($$SELECT minhash_bbit_jaccard(minhash_bbit(ARRAY[1, 2], 1), minhash_bbit(ARRAY[1, 2, 3], 1))$$);
-SELECT pg_temp.try($$SELECT minhash_bbit_jaccard('\x01', '\x01')$$);
-SELECT pg_temp.try($$SELECT minhash_bbit_jaccard('\x0102000000', '\x0102000000')$$);
-SELECT pg_temp.try($$SELECT minhash_bbit_jaccard('\x000100', '\x000100')$$);
-SELECT pg_temp.try($$SELECT minhash_bbit_jaccard('\x01000000', '\x01000000')$$);
+SELECT nd_test.try($$SELECT minhash_bbit(ARRAY[1, 2], 0)$$);
+SELECT nd_test.try($$SELECT minhash_bbit(ARRAY[1, 2], 33)$$);
+SELECT nd_test.try($$SELECT minhash_bbit(ARRAY[1, NULL], 1)$$);
+SELECT nd_test.try($$SELECT minhash_bbit(ARRAY[]::int4[], 1)$$);
+SELECT nd_test.try($$SELECT minhash_bbit_jaccard(minhash_bbit(ARRAY[1, 2], 1), minhash_bbit(ARRAY[1, 2], 2))$$);
+SELECT nd_test.try($$SELECT minhash_bbit_jaccard(minhash_bbit(ARRAY[1, 2], 1), minhash_bbit(ARRAY[1, 2, 3], 1))$$);
+SELECT nd_test.try($$SELECT minhash_bbit_jaccard('\x01', '\x01')$$);
+SELECT nd_test.try($$SELECT minhash_bbit_jaccard('\x0102000000', '\x0102000000')$$);
+SELECT nd_test.try($$SELECT minhash_bbit_jaccard('\x000100', '\x000100')$$);
+SELECT nd_test.try($$SELECT minhash_bbit_jaccard('\x01000000', '\x01000000')$$);
 
 -- Against exact Jaccard: pairs of 1000-element sets with J about 0.2, 0.5,
 -- 0.8 and 0.95, 256 values, 25 seeds each, at 1, 2, 4 and 8 bits.  Each

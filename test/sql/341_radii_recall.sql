@@ -7,15 +7,6 @@
 -- and minhash_clusters(..., recall =>) choose bands and rows that reach
 -- the recall at the threshold; minhash_lsh_recall gives a choice's recall.
 --
-CREATE FUNCTION pg_temp.try(stmt text) RETURNS text
-LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE stmt;
-    RETURN 'ok';
-EXCEPTION WHEN others THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END
-$$;
 
 -- The default recall is 0.95: radius 15 at 0.8, as the docs' examples.
 SELECT simhash_radius(0.8) AS default_radius, simhash_radius(0.8, 0.95) AS r95,
@@ -43,9 +34,9 @@ SELECT round(minhash_lsh_recall(0.8, 9, 13)::numeric, 4) AS at_08,
        round(minhash_lsh_recall(0.9, 9, 13)::numeric, 4) AS at_09,
        minhash_lsh_recall(1, 9, 13) AS at_1, minhash_lsh_recall(0, 9, 13) AS at_0,
        minhash_lsh_recall(NULL, 9, 13) IS NULL AS null_gives_null;
-SELECT pg_temp.try($$SELECT minhash_lsh_recall(1.1, 9, 13)$$);
-SELECT pg_temp.try($$SELECT minhash_lsh_recall('NaN', 9, 13)$$);
-SELECT pg_temp.try($$SELECT minhash_lsh_recall(0.5, 0, 13)$$);
+SELECT nd_test.try($$SELECT minhash_lsh_recall(1.1, 9, 13)$$);
+SELECT nd_test.try($$SELECT minhash_lsh_recall('NaN', 9, 13)$$);
+SELECT nd_test.try($$SELECT minhash_lsh_recall(0.5, 0, 13)$$);
 
 -- minhash_lsh_params: without recall, datasketch's choice as in 0.2; with
 -- it, bands and rows that reach it at the threshold, each within num_perm,
@@ -73,11 +64,11 @@ SELECT * FROM minhash_lsh_params(1, 64, recall => 1);
 \set VERBOSITY default
 SELECT * FROM minhash_lsh_params(0.3, 8, recall => 0.95);
 \set VERBOSITY terse
-SELECT pg_temp.try($$SELECT minhash_lsh_params(0.8, 128, recall => 0)$$);
-SELECT pg_temp.try($$SELECT minhash_lsh_params(0.8, 128, recall => 1.5)$$);
-SELECT pg_temp.try($$SELECT minhash_lsh_params(0.8, 128, recall => 'NaN')$$);
-SELECT pg_temp.try($$SELECT minhash_lsh_params(0, 128, recall => 0.5)$$);
-SELECT pg_temp.try($$SELECT minhash_lsh_params(1.5, 128, recall => 0.5)$$);
+SELECT nd_test.try($$SELECT minhash_lsh_params(0.8, 128, recall => 0)$$);
+SELECT nd_test.try($$SELECT minhash_lsh_params(0.8, 128, recall => 1.5)$$);
+SELECT nd_test.try($$SELECT minhash_lsh_params(0.8, 128, recall => 'NaN')$$);
+SELECT nd_test.try($$SELECT minhash_lsh_params(0, 128, recall => 0.5)$$);
+SELECT nd_test.try($$SELECT minhash_lsh_params(1.5, 128, recall => 0.5)$$);
 
 -- minhash_clusters(..., recall =>): 1,200 documents of 40 words, and a copy
 -- of each of the first 300 with 2 words replaced (Jaccard 38/42 = 0.90).
@@ -121,9 +112,9 @@ SELECT (SELECT count(*) FROM minhash_clusters('SELECT id, sig FROM lr', 0.8, rec
        (SELECT count(*) FROM minhash_clusters('lr', 'id', 'sig', 0.8, recall => NULL)) =
        (SELECT count(*) FROM found WHERE choice = 'default') AS null_is_default;
 -- errors
-SELECT pg_temp.try($$SELECT * FROM minhash_clusters('lr', 'id', 'sig', 0.8, 9, 13, recall => 0.9)$$);
-SELECT pg_temp.try($$SELECT * FROM minhash_clusters('lr', 'id', 'sig', 0.8, recall => 0)$$);
-SELECT pg_temp.try($$SELECT * FROM minhash_clusters('SELECT id, sig FROM lr', 0.8, recall => 'NaN')$$);
-SELECT pg_temp.try($$SELECT * FROM minhash_clusters('SELECT id, sig[1:16] FROM lr', 0.3, recall => 0.999)$$);
+SELECT nd_test.try($$SELECT * FROM minhash_clusters('lr', 'id', 'sig', 0.8, 9, 13, recall => 0.9)$$);
+SELECT nd_test.try($$SELECT * FROM minhash_clusters('lr', 'id', 'sig', 0.8, recall => 0)$$);
+SELECT nd_test.try($$SELECT * FROM minhash_clusters('SELECT id, sig FROM lr', 0.8, recall => 'NaN')$$);
+SELECT nd_test.try($$SELECT * FROM minhash_clusters('SELECT id, sig[1:16] FROM lr', 0.3, recall => 0.999)$$);
 -- a NULL query is error 22004, as everywhere in the dedup family (510_dedup_arguments), with a recall too
 SELECT count(*) FROM minhash_clusters(NULL::text, 0.8, recall => 0.9);

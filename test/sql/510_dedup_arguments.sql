@@ -17,19 +17,7 @@ SELECT g, (g % 3)::bigint::simhash64, minhash(ARRAY['w' || (g % 3), 'x'], 16), g
 FROM generate_series(1, 9) g;
 CREATE TABLE na_state (id bigint, cluster_id bigint);
 
--- Each call in turn: "ok: " and its result, or the SQLSTATE and message.
-CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    r text;
-BEGIN
-    EXECUTE q INTO r;
-    RETURN 'ok: ' || coalesce(r, 'NULL');
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END
-$$;
-
-SELECT q AS call, pg_temp.try(q) AS outcome FROM (VALUES
+SELECT q AS call, nd_test.try(q, with_value => true) AS outcome FROM (VALUES
     -- simhash_pairs: table, text and query forms
     ($$SELECT count(*) FROM simhash_pairs('na'::regclass, 'id', 'sh', 3, NULL)$$),
     ($$SELECT count(*) FROM simhash_pairs(NULL::regclass, 'id', 'sh', 3, NULL)$$),

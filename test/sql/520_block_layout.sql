@@ -222,18 +222,8 @@ SELECT count(*) AS bl3_objects FROM pg_class WHERE relname LIKE 'bl3%' OR relnam
 -- (doc/dedup.md, "NULL arguments"), 22004 naming the first NULL argument,
 -- and a NULL inside servers or ids; checked before any catalog lookup, so
 -- bl_docs (no layout) gives 22004 here and no shard is needed.
-CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    r text;
-BEGIN
-    EXECUTE q INTO r;
-    RETURN 'ok: ' || coalesce(r, 'NULL');
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END
-$$;
 
-SELECT q AS call, pg_temp.try(q) AS outcome FROM (VALUES
+SELECT q AS call, nd_test.try(q, with_value => true) AS outcome FROM (VALUES
     ($$SELECT count(*) FROM simhash_layout_create(NULL, ARRAY['no_such_server'], 4, 4)$$),
     ($$SELECT count(*) FROM simhash_layout_create('bl4', NULL, 4, 4)$$),
     ($$SELECT count(*) FROM simhash_layout_create('bl4', ARRAY['no_such_server'], NULL, 4)$$),
@@ -280,7 +270,7 @@ CREATE TABLE bll_b2_p0 PARTITION OF bll_b2 FOR VALUES FROM (0) TO (4294967296);
 CREATE VIEW bll AS SELECT id, sh FROM bll_b1;
 SELECT simhash_layout_insert('bll', 'SELECT id, sh FROM bl_codes WHERE id <= 10') AS inserted;
 SELECT simhash_layout_delete('bll', '{}') AS deleted_none;
-SELECT pg_temp.try($$SELECT simhash_layout_delete('bll', ARRAY[1, NULL, 2]::bigint[])$$) AS null_id;
+SELECT nd_test.try($$SELECT simhash_layout_delete('bll', ARRAY[1, NULL, 2]::bigint[])$$, with_value => true) AS null_id;
 SELECT simhash_layout_delete('bll', ARRAY[1, 2]::bigint[]) AS deleted;
 SELECT block, row_count, consistent FROM simhash_layout_check('bll') ORDER BY block;
 SELECT count(*) AS within_0 FROM simhash_layout_within('bll', (SELECT sh FROM bl_codes WHERE id = 3), 0);
@@ -385,8 +375,8 @@ LANGUAGE plpgsql AS $$
 BEGIN
     EXECUTE 'CREATE TABLE blx_b1 ' || copy1;
     CREATE VIEW blx AS SELECT id, sh FROM blx_b1;
-    blocks := pg_temp.try($q$SELECT simhash_layout_blocks('blx')$q$);
-    within_sql := left(pg_temp.try($q$SELECT simhash_layout_within_sql('blx', '0000000000000000', 1)$q$), 60);
+    blocks := nd_test.try($q$SELECT simhash_layout_blocks('blx')$q$, with_value => true);
+    within_sql := left(nd_test.try($q$SELECT simhash_layout_within_sql('blx', '0000000000000000', 1)$q$, with_value => true), 60);
     DROP VIEW blx;
     DROP TABLE blx_b1;
     RETURN NEXT;
@@ -421,7 +411,7 @@ INSERT INTO blk_b2 (id, sh) SELECT id, sh FROM bl_docs;
 SELECT CASE WHEN got = want THEN 'as a scan' WHEN got LIKE 'ok: %' THEN 'other rows' ELSE got END AS outcome,
        count(*) AS codes
 FROM (SELECT DISTINCT (sh::bigint # (1::bigint << (id % 64)::int))::simhash64 AS q FROM bl_docs) c,
-     LATERAL (SELECT pg_temp.try(format('SELECT count(*) FROM simhash_layout_within(%L, %L, 1)', 'blk', c.q))) g(got),
+     LATERAL (SELECT nd_test.try(format('SELECT count(*) FROM simhash_layout_within(%L, %L, 1)', 'blk', c.q), with_value => true)) g(got),
      LATERAL (SELECT 'ok: ' || count(*) FROM bl_docs d WHERE d.sh <~> c.q <= 1) w(want)
 GROUP BY 1 ORDER BY 1;
 SELECT simhash_layout_blocks('blk');
@@ -455,7 +445,7 @@ SELECT key, pg_temp.copy2_key(key) AS outcome FROM (VALUES
     ('id')
 ) v(key);
 SELECT pg_temp.copy2_key('simhash_block(sh, 2, 2)') AS outcome;
-SELECT q AS call, pg_temp.try(q) AS outcome FROM (VALUES
+SELECT q AS call, nd_test.try(q, with_value => true) AS outcome FROM (VALUES
     ($$SELECT simhash_layout_blocks('blk')$$),
     ($$SELECT count(*) FROM simhash_layout_within('blk', '0000000000000000', 1)$$)
 ) v(q);
@@ -464,7 +454,7 @@ DROP VIEW blk;
 DROP TABLE blk_b1;
 CREATE TABLE blk_b1 (id bigint NOT NULL, sh simhash64 NOT NULL) PARTITION BY RANGE (bl_other.simhash_block(sh, 1, 2));
 CREATE VIEW blk AS SELECT id, sh FROM blk_b1;
-SELECT q AS call, pg_temp.try(q) AS outcome FROM (VALUES
+SELECT q AS call, nd_test.try(q, with_value => true) AS outcome FROM (VALUES
     ($$SELECT simhash_layout_blocks('blk')$$),
     ($$SELECT count(*) FROM simhash_layout_within('blk', '0000000000000000', 1)$$),
     ($$SELECT simhash_layout_insert('blk', 'SELECT 1::bigint, ''0000000000000000''::simhash64')$$)
@@ -494,7 +484,7 @@ LANGUAGE sql AS $$
     SELECT r, count(*), count(*) FILTER (WHERE got IS DISTINCT FROM 'ok: ' || want), sum(want)
     FROM generate_series(0, 3) r,
          (SELECT DISTINCT (sh::bigint # (id % 3))::simhash64 AS q FROM bl_docs WHERE id % 7 = 0) c,
-         LATERAL (SELECT pg_temp.try(format('SELECT count(*) FROM simhash_layout_within(%L, %L, %s)', 'blw', c.q, r))) g(got),
+         LATERAL (SELECT nd_test.try(format('SELECT count(*) FROM simhash_layout_within(%L, %L, %s)', 'blw', c.q, r), with_value => true)) g(got),
          LATERAL (SELECT count(*) AS want FROM blw_b1 d WHERE d.sh <~> c.q <= r) w
     GROUP BY r ORDER BY r
 $$;
