@@ -8,35 +8,113 @@ EXTENSION   = neardup
 
 MODULE_big  = neardup
 
-# Server-free algorithmic cores: also built into the unit tests and fuzzers.
-CORE_SRCS   = $(sort $(wildcard src/core/*.c))
+# The folder of this Makefile, the source tree: the current directory, or
+# the VPATH of a build in another (make -f SRC/Makefile VPATH=SRC).
+ND_SRC     := $(patsubst %/,%,$(dir $(firstword $(MAKEFILE_LIST))))
 
 # SQL-facing code, one file per concern.
 # The folders follow the data path: the type, text -> features ->
 # fingerprints, MinHash, index opclasses and the Hamming access method,
-# planner support, dedup jobs.
-SQL_DIRS    = src src/type src/fingerprint src/minhash src/index src/hamming src/planner src/dedup src/shard
-SQL_SRCS    = $(sort $(foreach d,$(SQL_DIRS),$(wildcard $(d)/*.c)))
+# planner support, dedup jobs, the block-sharded layout; common/ holds the
+# services several of them share.
+OBJS        = \
+	src/neardup.o \
+	src/common/extension_catalog.o \
+	src/common/progress.o \
+	src/type/hamming.o \
+	src/type/hamming_ball.o \
+	src/type/simhash64_type.o \
+	src/fingerprint/simhash_agg.o \
+	src/fingerprint/simhash_arrays.o \
+	src/fingerprint/simhash_radius.o \
+	src/fingerprint/simhash_text.o \
+	src/fingerprint/simhash_tsvector.o \
+	src/fingerprint/text_features.o \
+	src/minhash/minhash.o \
+	src/minhash/minhash_bbit.o \
+	src/minhash/minhash_jaccard.o \
+	src/minhash/minhash_lsh.o \
+	src/index/gin_permuted.o \
+	src/index/gist_hamming.o \
+	src/hamming/ham_build.o \
+	src/hamming/ham_cache.o \
+	src/hamming/ham_check.o \
+	src/hamming/ham_compact.o \
+	src/hamming/ham_cost.o \
+	src/hamming/ham_flush.o \
+	src/hamming/ham_handler.o \
+	src/hamming/ham_insert.o \
+	src/hamming/ham_list.o \
+	src/hamming/ham_locks.o \
+	src/hamming/ham_meta.o \
+	src/hamming/ham_open.o \
+	src/hamming/ham_page.o \
+	src/hamming/ham_recycle.o \
+	src/hamming/ham_run_reader.o \
+	src/hamming/ham_run_writer.o \
+	src/hamming/ham_scan.o \
+	src/hamming/ham_stats.o \
+	src/hamming/ham_vacuum.o \
+	src/hamming/ham_validate.o \
+	src/hamming/ham_wal.o \
+	src/hamming/ham_worker.o \
+	src/planner/band_support.o \
+	src/planner/radius_cost.o \
+	src/planner/radius_index.o \
+	src/planner/radius_rewrite.o \
+	src/planner/radius_selectivity.o \
+	src/planner/radius_support.o \
+	src/dedup/allpairs_scan.o \
+	src/dedup/band_keys.o \
+	src/dedup/cluster_output.o \
+	src/dedup/clusters.o \
+	src/dedup/minhash_clusters.o \
+	src/dedup/pairs.o \
+	src/dedup/query_rows.o \
+	src/dedup/simhash_clusters.o \
+	src/shard/layout_blocks.o \
+	src/shard/layout_catalog.o \
+	src/shard/layout_within.o \
+	$(CORE_OBJS)
 
-OBJS        = $(SQL_SRCS:.c=.o) $(CORE_SRCS:.c=.o)
+# Server-free algorithmic cores: also built into the unit tests and fuzzers
+# (test/run_all.sh compiles every src/core/*.c).
+CORE_OBJS   = \
+	src/core/nd_allpairs.o \
+	src/core/nd_bitrange.o \
+	src/core/nd_codeset.o \
+	src/core/nd_features.o \
+	src/core/nd_lsh_clusters.o \
+	src/core/nd_lsm.o \
+	src/core/nd_mih.o \
+	src/core/nd_minhash.o \
+	src/core/nd_permute.o \
+	src/core/nd_simhash.o \
+	src/core/nd_simhash_radius.o \
+	src/core/nd_unicode.o \
+	src/core/nd_unionfind.o
 
 # The released install script of 0.1 (never edited again) and the update
 # scripts from it: a new install runs 0.1's script and then every update.
-DATA        = sql/$(EXTENSION)--0.1.sql $(sort $(wildcard sql/$(EXTENSION)--*--*.sql))
+DATA        = sql/$(EXTENSION)--0.1.sql \
+			  $(sort $(patsubst $(ND_SRC)/%,%,$(wildcard $(ND_SRC)/sql/$(EXTENSION)--*--*.sql)))
 DOCS        =
 
-# Every sql/*.sql except the install script is a pg_regress suite, run in
-# name order (files are numbered so that the type tests come first).
-REGRESS     = $(sort $(basename $(notdir $(filter-out sql/$(EXTENSION)--%, $(wildcard sql/*.sql)))))
-REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
+# The pg_regress suites, test/sql/*.sql with their expected output in
+# test/expected/, run in name order (numbered so that the type tests come
+# first).  000_setup, which creates the helpers the others share, runs
+# first in every run, also when REGRESS names suites on the command line.
+REGRESS     = $(sort $(basename $(notdir $(wildcard $(ND_SRC)/test/sql/*.sql))))
+override REGRESS := 000_setup $(filter-out 000_setup,$(REGRESS))
+REGRESS_OPTS = --inputdir=$(srcdir)/test --load-extension=$(EXTENSION)
 
 # The control file's default_version: the release tarball's name, and the
 # version in the library's magic block (pg_get_loaded_modules(), 18 on).
-EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
+EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(ND_SRC)/$(EXTENSION).control)
 
 # xxHash is header-only when inlined: no run-time dependency on libxxhash.
-PG_CPPFLAGS = $(foreach d,$(SQL_DIRS) src/core,-I$(srcdir)/$(d)) -DXXH_INLINE_ALL \
-			  -DND_VERSION='"$(EXTVERSION)"'
+# Project headers are included by their folder: "core/nd_mih.h".
+PG_CPPFLAGS = -I$(srcdir)/src -DXXH_INLINE_ALL -DND_VERSION='"$(EXTVERSION)"'
 PG_CFLAGS   = -O3
 # make WERROR=1: every warning is an error (the tests build so on each
 # major); a user's build only warns.
@@ -49,11 +127,11 @@ endif
 # Debian is the newest major whose server headers are installed; when
 # several are, the build says which one it took.
 ifeq ($(origin PG_CONFIG),undefined)
-PG_CONFIG  := pg_config
 ifneq ($(word 2,$(wildcard /usr/lib/postgresql/*/bin/pg_config)),)
 $(info neardup: building for $(shell pg_config --version 2>/dev/null) (pg_config on PATH); several majors are installed, make PG_CONFIG=/usr/lib/postgresql/N/bin/pg_config picks one)
 endif
 endif
+PG_CONFIG  ?= pg_config
 PGXS       := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 
 # How the hamming index WAL-logs its list appends and freed pages
@@ -86,7 +164,7 @@ endif
 
 # PGXS does not track header dependencies: rebuild everything when any
 # header changes (struct layouts are shared between files).
-$(OBJS): $(foreach d,$(SQL_DIRS) src/core,$(wildcard $(d)/*.h))
+$(OBJS): $(wildcard $(ND_SRC)/src/*.h $(ND_SRC)/src/*/*.h)
 
 # Nor does it know which server the objects were compiled for: a stamp
 # names the server (its version and a digest of its configure options),
@@ -96,8 +174,10 @@ $(OBJS): $(foreach d,$(SQL_DIRS) src/core,$(wildcard $(d)/*.h))
 BUILD_STAMP = build/pg-built-for
 BUILD_FOR  := $(VERSION) $(firstword $(shell $(PG_CONFIG) --configure | md5sum)) WERROR=$(WERROR) HAM_WAL=$(HAM_WAL)
 $(OBJS): $(BUILD_STAMP)
+# Its rule also makes the objects' folders, which a build outside the
+# source tree (VPATH) does not have yet.
 $(BUILD_STAMP): FORCE
-	@mkdir -p $(dir $@)
+	@mkdir -p $(dir $@) $(sort $(dir $(OBJS)))
 	@echo '$(BUILD_FOR)' | cmp -s - $@ || echo '$(BUILD_FOR)' >$@
 .PHONY: FORCE
 FORCE:

@@ -4,9 +4,13 @@
  *		Module entry point of the neardup extension.
  *
  * The SQL-facing code lives one concern per file, in folders that follow
- * the data path (type/, fingerprint/, minhash/, index/, the hamming access
- * method in hamming/ -- its README describes it --, planner/, dedup/,
- * shard/); the server-free algorithmic cores live in src/core/.
+ * the data path: type/, fingerprint/, minhash/, index/, the hamming access
+ * method in hamming/ (its README describes it), planner/, dedup/ and the
+ * block-sharded layout in shard/.  common/ holds what several of them
+ * share (the extension's objects by name, the progress of long jobs, the
+ * allocator the cores get), pg_compat.h what differs between PostgreSQL
+ * majors, and src/core/ the server-free algorithmic cores.  Headers are
+ * included by their folder ("hamming/hamming.h").
  *
  *-------------------------------------------------------------------------
  */

@@ -5,7 +5,7 @@
 # e2e:pg_cron, fuzz:fuzz_lsm):
 #   unit     C unit tests of the server-free cores (ASan + UBSan)
 #   fuzz     libFuzzer harnesses, each for a bounded time (FUZZ_SECONDS)
-#   regress  pg_regress suites (sql/, expected/) in a throwaway cluster
+#   regress  pg_regress suites (test/sql/, test/expected/) in a throwaway cluster
 #   e2e      scripted end-to-end tests (test/e2e/*.sh) in throwaway clusters
 #   tap      TAP tests with PostgreSQL's own framework (test/tap/t/*.pl): crash
 #            recovery, standbys, concurrency, shards; every major runs them

@@ -1,12 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * nd_simhash_radius.c
- *		Binomial model of SimHash distances for a Jaccard similarity
- *		(see nd_simhash_radius.h).
+ *		Binomial model of SimHash distances for a Jaccard similarity, and
+ *		of unrelated codes (see nd_simhash_radius.h).
  *
  *-------------------------------------------------------------------------
  */
 #include <math.h>
+#include <stdbool.h>
 
 #include "nd_simhash_radius.h"
 
@@ -66,4 +67,31 @@ nd_simhash_radius(double j, double recall)
 		if (binomial_cdf(p, radius) >= recall)
 			return radius;
 	return ND_BITS;
+}
+
+double
+nd_binomial_within(int radius)
+{
+	static double cumulative[ND_BITS + 1];
+	static bool computed = false;
+
+	if (radius < 0)
+		return 0.0;
+	if (radius >= ND_BITS)
+		return 1.0;
+
+	if (!computed)
+	{
+		double		binom = 1.0;	/* C(64, i) */
+		double		sum = 0.0;
+
+		for (int i = 0; i <= ND_BITS; i++)
+		{
+			sum += binom;
+			cumulative[i] = ldexp(sum, -ND_BITS);
+			binom = binom * (ND_BITS - i) / (i + 1);
+		}
+		computed = true;
+	}
+	return cumulative[radius];
 }

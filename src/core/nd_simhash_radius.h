@@ -20,6 +20,10 @@
  * weighted by their counts, the real distances spread around the model's
  * (doc/fingerprints.md measures where).
  *
+ * nd_binomial_within() is the same sum at probability 1/2, the distance of
+ * unrelated codes, cached: the planner's selectivities and the hamming
+ * index's scans call it for every estimate.
+ *
  * Plain C, no server headers.
  *
  *-------------------------------------------------------------------------
@@ -42,5 +46,13 @@ extern double nd_simhash_within_prob(double j, int radius);
  * j are found at least as often (the probability falls with j).
  */
 extern int	nd_simhash_radius(double j, double recall);
+
+/*
+ * P(distance <= radius) for a uniformly random code against a given one:
+ * sum_{i <= radius} C(64, i) / 2^64, the model of unrelated fingerprints
+ * behind the planner's estimates and the hamming index's scans; radius
+ * below 0 gives 0, above 63 gives 1.
+ */
+extern double nd_binomial_within(int radius);
 
 #endif							/* ND_SIMHASH_RADIUS_H */

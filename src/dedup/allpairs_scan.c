@@ -25,12 +25,12 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
-#include "allpairs_scan.h"
-#include "nd_allpairs.h"
-#include "pairs_args.h"
-#include "progress.h"
-#include "query_rows.h"
-#include "simhash64.h"
+#include "common/progress.h"
+#include "core/nd_allpairs.h"
+#include "dedup/allpairs_scan.h"
+#include "dedup/pairs_args.h"
+#include "dedup/query_rows.h"
+#include "type/simhash64.h"
 
 /* at most 2^MAX_BATCH_BITS batch files per table (one buffer each) */
 #define MAX_BATCH_BITS 10

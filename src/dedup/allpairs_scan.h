@@ -16,7 +16,7 @@
 
 #include "fmgr.h"
 
-#include "nd_allpairs.h"
+#include "core/nd_allpairs.h"
 
 /* What the core reports (nd_allpairs.h) */
 typedef enum NdAllPairsOutput

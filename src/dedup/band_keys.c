@@ -3,9 +3,7 @@
  * band_keys.c
  *		simhash_band_keys() and simhash_band_first(): the permuted tables of
  *		simhash_pairs() as join keys, so that a plain SQL self-join (hash
- *		join on the key) finds the same pairs (doc/dedup.md); and
- *		simhash_block(), one block's value, the partition key of a
- *		block-sharded layout (doc/scale-out.md).
+ *		join on the key) finds the same pairs (doc/dedup.md).
  *
  * Key i of a fingerprint is the value of table i's leading blocks, with i
  * mixed in.  Two fingerprints within max_distance agree on the leading
@@ -22,9 +20,9 @@
 #include "utils/array.h"
 #include "utils/memutils.h"
 
-#include "nd_allpairs.h"
-#include "pairs_args.h"
-#include "simhash64.h"
+#include "core/nd_allpairs.h"
+#include "dedup/pairs_args.h"
+#include "type/simhash64.h"
 
 /* The tables of one (max_distance, blocks), cached in fn_extra. */
 typedef struct BandCache
@@ -130,25 +128,4 @@ Datum
 simhash_band_first_blocks(PG_FUNCTION_ARGS)
 {
 	return band_first(fcinfo, false);
-}
-
-/*
- * simhash_block(fingerprint, block, blocks): block `block` (from 1, the
- * most significant bits first) of the fingerprint cut into `blocks` blocks
- * as the permuted tables cut it (nd_permute.h: the first 64 % blocks blocks
- * one bit wider), as an integer in [0, 2^width).  Two fingerprints within
- * blocks - 1 bits have an equal value for at least one block.
- */
-PG_FUNCTION_INFO_V1(simhash_block);
-Datum
-simhash_block(PG_FUNCTION_ARGS)
-{
-	uint64		code = PG_GETARG_SIMHASH64(0);
-	int32		block = PG_GETARG_INT32(1);
-	int32		blocks = PG_GETARG_INT32(2);
-	nd_layout	layout;
-
-	nd_check_block_args(block, blocks);
-	nd_layout_init(&layout, blocks);
-	PG_RETURN_INT64((int64) nd_block(&layout, block - 1, code));
 }

@@ -16,8 +16,8 @@
 #include "utils/array.h"
 #include "utils/memutils.h"
 
-#include "cluster_output.h"
-#include "nd_allpairs.h"
+#include "core/nd_allpairs.h"
+#include "dedup/cluster_output.h"
 
 uint32
 nd_clusters_add_row(nd_unionfind *uf, int64 id, const char *fname)

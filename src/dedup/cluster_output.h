@@ -14,7 +14,7 @@
 
 #include "utils/tuplestore.h"
 
-#include "nd_unionfind.h"
+#include "core/nd_unionfind.h"
 
 /*
  * Adds the next input row (its id) as a singleton; its element is the row's

@@ -30,11 +30,11 @@
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
-#include "nd_mix.h"
-#include "nd_unionfind.h"
-#include "progress.h"
-#include "query_rows.h"
-#include "context_realloc.h"
+#include "common/context_realloc.h"
+#include "common/progress.h"
+#include "core/nd_mix.h"
+#include "core/nd_unionfind.h"
+#include "dedup/query_rows.h"
 
 static inline uint32
 id_hash(int64 id)

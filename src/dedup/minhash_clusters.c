@@ -26,14 +26,14 @@
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
-#include "cluster_output.h"
-#include "context_realloc.h"
-#include "minhash.h"
-#include "nd_lsh_clusters.h"
-#include "nd_minhash.h"
-#include "nd_unionfind.h"
-#include "progress.h"
-#include "query_rows.h"
+#include "common/context_realloc.h"
+#include "common/progress.h"
+#include "core/nd_lsh_clusters.h"
+#include "core/nd_minhash.h"
+#include "core/nd_unionfind.h"
+#include "dedup/cluster_output.h"
+#include "dedup/query_rows.h"
+#include "minhash/minhash.h"
 
 typedef struct MinhashRows
 {

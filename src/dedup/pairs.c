@@ -31,7 +31,7 @@
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
-#include "allpairs_scan.h"
+#include "dedup/allpairs_scan.h"
 
 /* ---- in FROM: the whole result at once ---- */
 

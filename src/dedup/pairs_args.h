@@ -12,7 +12,7 @@
 
 #include "postgres.h"
 
-#include "nd_allpairs.h"
+#include "core/nd_allpairs.h"
 
 /* 22023 unless k is a radius the tables can search with `blocks` blocks */
 static inline void

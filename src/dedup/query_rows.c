@@ -22,8 +22,8 @@
 #include "utils/plancache.h"
 #include "utils/portal.h"
 
-#include "progress.h"
-#include "query_rows.h"
+#include "common/progress.h"
+#include "dedup/query_rows.h"
 
 /* rows between progress reports */
 #define PROGRESS_ROWS	10000

@@ -24,18 +24,18 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
-#include "allpairs_scan.h"
-#include "cluster_output.h"
-#include "nd_allpairs.h"
-#include "nd_unionfind.h"
-#include "pairs_args.h"
-#include "progress.h"
-#include "query_rows.h"
-#include "context_realloc.h"
+#include "common/context_realloc.h"
+#include "common/progress.h"
+#include "core/nd_allpairs.h"
+#include "core/nd_unionfind.h"
+#include "dedup/allpairs_scan.h"
+#include "dedup/cluster_output.h"
+#include "dedup/pairs_args.h"
+#include "dedup/query_rows.h"
+#include "dedup/simhash_clusters.h"
 
 typedef struct ClustersRun
 {
@@ -87,10 +87,10 @@ check_result_shape(TupleDesc desc, const char *fname, bool groups)
  * As (id, cluster_id) rows, or with groups one (cluster_id, ids) row per
  * cluster.
  */
-static void
-clusters_run(FunctionCallInfo fcinfo, const char *fname, const char *query, int k,
-			 bool auto_blocks, int blocks, int table_begin, int table_end,
-			 bool groups)
+void
+nd_simhash_clusters_run(FunctionCallInfo fcinfo, const char *fname, const char *query,
+						int k, bool auto_blocks, int blocks, int table_begin,
+						int table_end, bool groups)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext cxt,
@@ -127,7 +127,7 @@ clusters_run(FunctionCallInfo fcinfo, const char *fname, const char *query, int 
 	/*
 	 * The memory at DEBUG2, as the scan's working memory: the figure depends
 	 * on the server's build (an assert-enabled one adds to every chunk), and
-	 * regress 49 shows the DEBUG1 lines.
+	 * the regress suite 490_dedup_clusters_update shows the DEBUG1 lines.
 	 */
 	elog(DEBUG2, "%s: %zu bytes of sets",
 		 fname, MemoryContextMemAllocated(cxt, true));
@@ -146,7 +146,8 @@ static void
 clusters_body(FunctionCallInfo fcinfo, const char *query, int k, bool auto_blocks,
 			  int blocks)
 {
-	clusters_run(fcinfo, "simhash_clusters", query, k, auto_blocks, blocks, 0, 0, false);
+	nd_simhash_clusters_run(fcinfo, "simhash_clusters", query, k, auto_blocks, blocks, 0, 0,
+							false);
 }
 
 /* simhash_clusters(query text, max_distance int4 DEFAULT 3, blocks int4 DEFAULT NULL) */
@@ -176,39 +177,5 @@ Datum
 simhash_clusters_relname(PG_FUNCTION_ARGS)
 {
 	nd_allpairs_relname_form(fcinfo, clusters_body);
-	return (Datum) 0;
-}
-
-/*
- * simhash_shard_clusters(query text, block int4, blocks int4): the share of
- * one block's shard in a block-sharded clustering (doc/scale-out.md), as one
- * (cluster_id, ids) row per cluster: what crosses the network, and what
- * dedup_clusters joins as groups on the coordinator.  The
- * rows are those of one range of block values of a copy partitioned by that
- * block; the pairs are those within blocks - 1 bits whose first block of
- * agreement (counting from 1) is `block`, found by the one table of that
- * block (the plan of max_distance blocks - 1 has one table per block, table
- * t leading with block t).  Every pair within blocks - 1 bits agrees on some
- * block, and its two rows are in the same range of its first agreeing
- * block's copy, so the union of every shard's edges has the components of
- * simhash_clusters(max_distance => blocks - 1) over all the rows.
- */
-PG_FUNCTION_INFO_V1(simhash_shard_clusters);
-Datum
-simhash_shard_clusters(PG_FUNCTION_ARGS)
-{
-	int			block,
-				blocks;
-	char	   *query;
-
-	nd_require_arg(fcinfo, 0, "query");
-	nd_require_arg(fcinfo, 1, "block");
-	nd_require_arg(fcinfo, 2, "blocks");
-	query = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	block = PG_GETARG_INT32(1);
-	blocks = PG_GETARG_INT32(2);
-	nd_check_block_args(block, blocks);
-	clusters_run(fcinfo, "simhash_shard_clusters", query, blocks - 1, false, blocks,
-				 block - 1, block, true);
 	return (Datum) 0;
 }

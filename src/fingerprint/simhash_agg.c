@@ -17,12 +17,12 @@
 #include "libpq/pqformat.h"
 #include "utils/builtins.h"
 
-#include "context_realloc.h"
-#include "nd_features.h"
-#include "nd_simhash.h"
+#include "common/context_realloc.h"
+#include "core/nd_features.h"
+#include "core/nd_simhash.h"
+#include "fingerprint/text_features.h"
 #include "pg_compat.h"
-#include "simhash64.h"
-#include "text_features.h"
+#include "type/simhash64.h"
 
 static nd_wsimhash_acc *
 agg_state(FunctionCallInfo fcinfo)

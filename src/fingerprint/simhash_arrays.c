@@ -19,11 +19,11 @@
 #include "utils/float.h"
 #include "utils/lsyscache.h"
 
-#include "context_realloc.h"
-#include "nd_features.h"
-#include "nd_simhash.h"
-#include "simhash64.h"
-#include "text_features.h"
+#include "common/context_realloc.h"
+#include "core/nd_features.h"
+#include "core/nd_simhash.h"
+#include "fingerprint/text_features.h"
+#include "type/simhash64.h"
 
 /* Features handed to the accumulator between two interrupt checks. */
 #define CHECK_EVERY 65536

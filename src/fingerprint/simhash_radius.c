@@ -11,8 +11,8 @@
 
 #include "fmgr.h"
 
-#include "hamming_ball.h"
-#include "nd_simhash_radius.h"
+#include "core/nd_simhash_radius.h"
+#include "type/hamming_ball.h"
 
 static void
 check_unit_interval(const char *what, float8 value)

@@ -9,11 +9,11 @@
 
 #include "fmgr.h"
 
-#include "nd_simhash.h"
+#include "common/progress.h"
+#include "core/nd_simhash.h"
+#include "fingerprint/text_features.h"
 #include "pg_compat.h"
-#include "progress.h"
-#include "simhash64.h"
-#include "text_features.h"
+#include "type/simhash64.h"
 
 /*
  * simhash(doc text, shingle int4, unit text, seed int8) → simhash64, or NULL

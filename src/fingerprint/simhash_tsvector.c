@@ -19,12 +19,12 @@
 #include "miscadmin.h"
 #include "tsearch/ts_type.h"
 
-#include "nd_features.h"
-#include "nd_simhash.h"
+#include "common/progress.h"
+#include "core/nd_features.h"
+#include "core/nd_simhash.h"
+#include "fingerprint/text_features.h"
 #include "pg_compat.h"
-#include "progress.h"
-#include "simhash64.h"
-#include "text_features.h"
+#include "type/simhash64.h"
 
 typedef struct LexemeAt
 {

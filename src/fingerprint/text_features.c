@@ -18,7 +18,7 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
-#include "text_features.h"
+#include "fingerprint/text_features.h"
 
 /* Bytes handed to the shingler between two interrupt checks. */
 #define FEED_PIECE	(1024 * 1024)

@@ -12,7 +12,7 @@
 
 #include "postgres.h"
 
-#include "nd_features.h"
+#include "core/nd_features.h"
 
 /* Parameters every text → features function takes. */
 typedef struct NdTextParams

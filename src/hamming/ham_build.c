@@ -16,8 +16,8 @@
 #include "storage/smgr.h"
 #include "utils/rel.h"
 
-#include "hamming.h"
-#include "simhash64.h"
+#include "hamming/hamming.h"
+#include "type/simhash64.h"
 
 typedef struct HamBuildState
 {

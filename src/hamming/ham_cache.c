@@ -23,8 +23,8 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "hamming.h"
-#include "nd_codeset.h"
+#include "core/nd_codeset.h"
+#include "hamming/hamming.h"
 
 struct HamDirRef
 {

@@ -57,7 +57,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "hamming.h"
+#include "hamming/hamming.h"
 
 typedef struct HamCheckState
 {

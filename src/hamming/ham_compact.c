@@ -19,8 +19,8 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "hamming.h"
-#include "nd_lsm.h"
+#include "core/nd_lsm.h"
+#include "hamming/hamming.h"
 
 /*
  * Runs a compaction takes with the pending list's entries `incoming` (0:

@@ -29,8 +29,9 @@
 #include "utils/selfuncs.h"
 #include "utils/spccache.h"
 
-#include "hamming.h"
-#include "radius_planner.h"
+#include "core/nd_simhash_radius.h"
+#include "hamming/hamming.h"
+#include "planner/radius_planner.h"
 
 /* The radius of an index condition: `<@ ball`, `&& ball` or `=`. */
 static int

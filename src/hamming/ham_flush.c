@@ -25,7 +25,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "hamming.h"
+#include "hamming/hamming.h"
 
 /*
  * The brake: do the lists (sealed and unsealed: what a scan reads whole)

@@ -28,8 +28,8 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "hamming.h"
-#include "radius_planner.h"
+#include "common/extension_catalog.h"
+#include "hamming/hamming.h"
 
 /*
  * Four blocks: an index of about 56 bytes a row, and, from 100K to 100M

@@ -8,8 +8,8 @@
  */
 #include "postgres.h"
 
-#include "hamming.h"
-#include "simhash64.h"
+#include "hamming/hamming.h"
+#include "type/simhash64.h"
 
 bool
 ham_insert(Relation index, Datum *values, bool *isnull,

@@ -15,7 +15,7 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
-#include "hamming.h"
+#include "hamming/hamming.h"
 
 /*
  * Append an entry to the pending list (or the nulls list).  The metapage is

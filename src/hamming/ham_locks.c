@@ -18,7 +18,7 @@
 #include "storage/lmgr.h"
 #include "utils/rel.h"
 
-#include "hamming.h"
+#include "hamming/hamming.h"
 
 /*
  * Heavyweight locks on the index as an object (classid pg_class, objid the

@@ -14,7 +14,7 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
-#include "hamming.h"
+#include "hamming/hamming.h"
 
 void
 ham_empty_list(HamList *list, uint32 epoch)

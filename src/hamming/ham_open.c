@@ -19,7 +19,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "hamming.h"
+#include "hamming/hamming.h"
 
 /*
  * The user must own the relation, checked before any lock is taken: a

@@ -16,7 +16,7 @@
 #include "storage/lmgr.h"
 #include "utils/rel.h"
 
-#include "hamming.h"
+#include "hamming/hamming.h"
 
 /* A page's special space as a page of that kind, epoch and table starts. */
 void

@@ -18,7 +18,7 @@
 #include "storage/procarray.h"
 #include "utils/rel.h"
 
-#include "hamming.h"
+#include "hamming/hamming.h"
 
 /*
  * Put in the free space map every page that belongs to no live run or list,

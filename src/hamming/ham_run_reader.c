@@ -17,7 +17,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "hamming.h"
+#include "hamming/hamming.h"
 
 /* The directory pages of a table of ndata data pages: all full but the last */
 static inline uint32

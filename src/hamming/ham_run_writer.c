@@ -24,7 +24,7 @@
 #include "utils/rel.h"
 #include "utils/tuplesort.h"
 
-#include "hamming.h"
+#include "hamming/hamming.h"
 
 /*
  * Memory of each table's sort, at most: past this, sorting in runs of this

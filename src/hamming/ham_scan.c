@@ -57,10 +57,10 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "hamming.h"
-#include "hamming_ball.h"
-#include "radius_planner.h"
-#include "simhash64.h"
+#include "core/nd_simhash_radius.h"
+#include "hamming/hamming.h"
+#include "type/hamming_ball.h"
+#include "type/simhash64.h"
 
 #define HAM_NLEVELS			65
 

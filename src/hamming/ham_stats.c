@@ -21,7 +21,7 @@
 #include "miscadmin.h"
 #include "utils/rel.h"
 
-#include "hamming.h"
+#include "hamming/hamming.h"
 
 /* 0.4 added flushes, compactions and unused_pages; 0.2's SQL has 8 columns */
 #define HAM_STATS_COLS	11

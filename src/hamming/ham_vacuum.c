@@ -21,7 +21,7 @@
 #include "storage/lmgr.h"
 #include "utils/rel.h"
 
-#include "hamming.h"
+#include "hamming/hamming.h"
 
 /* What a pass counted, for ham_vacuum_set_counts */
 typedef struct HamVacuumCounts

@@ -25,8 +25,8 @@
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
-#include "hamming.h"
-#include "radius_planner.h"
+#include "common/extension_catalog.h"
+#include "hamming/hamming.h"
 
 bool
 ham_validate(Oid opclassoid)

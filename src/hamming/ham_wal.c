@@ -34,7 +34,7 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
-#include "hamming.h"
+#include "hamming/hamming.h"
 
 #ifndef HAM_WAL_PUBLIC_API
 

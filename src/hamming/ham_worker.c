@@ -30,7 +30,7 @@
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 
-#include "hamming.h"
+#include "hamming/hamming.h"
 
 /* At most one launch a second per index, from all backends */
 #define HAM_LAUNCH_INTERVAL_MS	1000

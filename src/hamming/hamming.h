@@ -27,11 +27,11 @@
 #include "storage/lockdefs.h"
 #include "utils/relcache.h"
 
+#include "core/nd_mih.h"
+#include "core/nd_permute.h"
 #include "pg_compat.h"
-#include "hamming_ball.h"
-#include "nd_mih.h"
-#include "nd_permute.h"
-#include "simhash64.h"
+#include "type/hamming_ball.h"
+#include "type/simhash64.h"
 
 /* Strategy numbers of the operator class (ham_validate.c checks them) */
 #define HAM_STRATEGY_WITHIN		1	/* simhash64 <@ hamming_ball */

@@ -33,10 +33,10 @@
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
 
-#include "hamming_ball.h"
+#include "core/nd_permute.h"
 #include "index/simhash_gin.h"
-#include "nd_permute.h"
-#include "simhash64.h"
+#include "type/hamming_ball.h"
+#include "type/simhash64.h"
 
 /* Strategies */
 #define SIMHASH_GIN_WITHIN_STRATEGY		1	/* simhash64 <@ hamming_ball */

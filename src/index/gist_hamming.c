@@ -29,10 +29,10 @@
 #include "fmgr.h"
 #include "utils/sortsupport.h"
 
-#include "hamming_ball.h"
+#include "type/hamming_ball.h"
 #define ND_POPCOUNT64(x) pg_popcount64(x)
-#include "nd_bitrange.h"
-#include "simhash64.h"
+#include "core/nd_bitrange.h"
+#include "type/simhash64.h"
 
 /* Strategy numbers, as in the other GiST opclasses of the core */
 #define SH_STRATEGY_WITHIN		RTContainedByStrategyNumber /* <@ ball */

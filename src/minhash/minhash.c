@@ -25,11 +25,11 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "minhash.h"
-#include "nd_features.h"
-#include "nd_minhash.h"
-#include "progress.h"
-#include "text_features.h"
+#include "common/progress.h"
+#include "core/nd_features.h"
+#include "core/nd_minhash.h"
+#include "fingerprint/text_features.h"
+#include "minhash/minhash.h"
 
 /* Features handed to the accumulator between two interrupt checks. */
 #define CHECK_EVERY 65536

@@ -19,8 +19,8 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 
-#include "minhash.h"
-#include "nd_minhash.h"
+#include "core/nd_minhash.h"
+#include "minhash/minhash.h"
 
 /* minhash_bbit(sig int4[], bits int4) → bytea */
 PG_FUNCTION_INFO_V1(nd_minhash_bbit);

@@ -21,11 +21,11 @@
 #include "utils/memutils.h"
 #include "utils/tuplesort.h"
 
+#include "core/nd_features.h"
+#include "core/nd_minhash.h"
+#include "fingerprint/text_features.h"
+#include "minhash/minhash.h"
 #include "pg_compat.h"
-#include "minhash.h"
-#include "nd_features.h"
-#include "nd_minhash.h"
-#include "text_features.h"
 
 /*
  * minhash_jaccard(a int4[], b int4[]) → float8: the fraction of positions

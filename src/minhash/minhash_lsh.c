@@ -20,8 +20,8 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 
-#include "minhash.h"
-#include "nd_minhash.h"
+#include "core/nd_minhash.h"
+#include "minhash/minhash.h"
 
 /*
  * minhash_bands(sig int4[], bands int4, rows int4) → bigint[]: key i hashes

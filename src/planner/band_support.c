@@ -41,7 +41,7 @@
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 
-#include "radius_planner.h"
+#include "planner/radius_planner.h"
 
 /* Band keys assumed when the query's are not known at plan time */
 #define ND_DEFAULT_BAND_KEYS	16

@@ -57,10 +57,10 @@
 #include "utils/selfuncs.h"
 #include "utils/spccache.h"
 
-#include "hamming_ball.h"
+#include "core/nd_permute.h"
 #include "index/simhash_gin.h"
-#include "nd_permute.h"
-#include "radius_planner.h"
+#include "planner/radius_planner.h"
+#include "type/hamming_ball.h"
 
 /* As in selfuncs.c: CPU cost of walking one index page during a descent. */
 #define ND_PAGE_CPU_MULTIPLIER	50.0

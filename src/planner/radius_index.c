@@ -46,7 +46,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "radius_planner.h"
+#include "planner/radius_planner.h"
 
 /*
  * The column whose codes an index column indexes as balls' centers: the

@@ -24,8 +24,7 @@
  * as an index on the fingerprint column, and lists the indexes on which a
  * radius search of a column can run.
  *
- * radius_catalog.c finds the extension's objects by name, once per backend
- * (and again after any DDL that might have moved or dropped them).
+ * The extension's objects are found by name in common/extension_catalog.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -37,34 +36,7 @@
 #include "nodes/pathnodes.h"
 #include "utils/selfuncs.h"
 
-/*
- * OIDs of the extension objects the planner code needs.  All are
- * InvalidOid, and `installed` false, when the extension is not installed in
- * the current database (the library can outlive DROP EXTENSION).
- */
-typedef struct NdCatalog
-{
-	bool		installed;
-	Oid			namespace;		/* the extension's schema */
-	Oid			simhash64_type;
-	Oid			hamming_ball_type;
-	Oid			hamming_fn;		/* simhash64_hamming(), behind <~> */
-	Oid			distance_fn;	/* hamming_distance() */
-	Oid			within_fn;		/* within(simhash64, simhash64, int4) */
-	Oid			ball_fn;		/* hamming_ball(simhash64, int4) */
-	Oid			in_ball_op;		/* simhash64 <@ hamming_ball */
-	Oid			ball_has_op;	/* hamming_ball @> simhash64 */
-	Oid			collides_op;	/* hamming_ball && hamming_ball (0.2 on;
-								 * InvalidOid before the update) */
-	Oid			bands_fn;		/* minhash_bands(int4[], int4, int4) */
-	Oid			bands_overlap_fn;	/* minhash_bands_overlap(int8[], int8[]) (0.3
-									 * on; InvalidOid before the update) */
-	Oid			distance_op;	/* simhash64 <~> simhash64 */
-	Oid			similarity_fn;	/* simhash_similarity() */
-} NdCatalog;
-
-/* radius_catalog.c */
-extern const NdCatalog *nd_catalog(void);
+#include "common/extension_catalog.h"
 
 /* radius_rewrite.c */
 extern void nd_radius_rewrite_init(void);
@@ -77,7 +49,6 @@ extern void nd_radius_rewrite_init(void);
 /* Selectivity when two columns of the same row are compared. */
 #define ND_DEFAULT_PAIR_SEL 0.005
 
-extern double nd_binomial_within(int radius);
 extern Selectivity nd_radius_restriction_sel(PlannerInfo *root,
 											 Node *a, Node *b, Node *radius,
 											 int varRelid);

@@ -56,7 +56,7 @@
 #include "utils/syscache.h"
 
 #include "pg_compat.h"
-#include "radius_planner.h"
+#include "planner/radius_planner.h"
 
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 

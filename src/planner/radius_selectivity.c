@@ -33,36 +33,9 @@
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 
-#include "hamming_ball.h"
-#include "radius_planner.h"
-
-/* P(popcount(x ^ q) <= r) for uniformly random x, r in [0, 64]. */
-double
-nd_binomial_within(int radius)
-{
-	static double cumulative[65];
-	static bool computed = false;
-
-	if (radius < 0)
-		return 0.0;
-	if (radius >= 64)
-		return 1.0;
-
-	if (!computed)
-	{
-		double		binom = 1.0;	/* C(64, i) */
-		double		sum = 0.0;
-
-		for (int i = 0; i <= 64; i++)
-		{
-			sum += binom;
-			cumulative[i] = ldexp(sum, -64);
-			binom = binom * (64 - i) / (i + 1);
-		}
-		computed = true;
-	}
-	return cumulative[radius];
-}
+#include "core/nd_simhash_radius.h"
+#include "planner/radius_planner.h"
+#include "type/hamming_ball.h"
 
 /*
  * The radius an expression stands for: false if unknown at plan time, else

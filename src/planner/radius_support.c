@@ -32,8 +32,8 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
-#include "hamming_ball.h"
-#include "radius_planner.h"
+#include "planner/radius_planner.h"
+#include "type/hamming_ball.h"
 
 static Const *
 radius_const(int32 r)

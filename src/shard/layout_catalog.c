@@ -38,8 +38,8 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "nd_permute.h"
-#include "layout_catalog.h"
+#include "core/nd_permute.h"
+#include "shard/layout_catalog.h"
 
 void
 layout_not_found(Oid view)

@@ -43,11 +43,11 @@
 #include "utils/rel.h"
 #include "utils/rls.h"
 
-#include "hamming_ball.h"
-#include "layout_catalog.h"
-#include "nd_permute.h"
-#include "query_rows.h"
-#include "simhash64.h"
+#include "core/nd_permute.h"
+#include "dedup/query_rows.h"
+#include "shard/layout_catalog.h"
+#include "type/hamming_ball.h"
+#include "type/simhash64.h"
 
 /*
  * Copy b of a layout (from 1): its partitioned table <name>_b<b>, locked

@@ -10,7 +10,7 @@
 #include "fmgr.h"
 #include "port/pg_bitutils.h"
 
-#include "simhash64.h"
+#include "type/simhash64.h"
 
 static inline int32
 simhash64_distance(simhash64 a, simhash64 b)

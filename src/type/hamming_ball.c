@@ -17,7 +17,7 @@
 #include "libpq/pqformat.h"
 #include "utils/builtins.h"
 
-#include "hamming_ball.h"
+#include "type/hamming_ball.h"
 
 /*
  * A ball's radius as text or binary input: from -1 (the empty ball, as

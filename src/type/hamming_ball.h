@@ -18,7 +18,7 @@
 #include "fmgr.h"
 #include "port/pg_bitutils.h"
 
-#include "simhash64.h"
+#include "type/simhash64.h"
 
 /* Radii are kept in [-1, 64]: -1 holds nothing, 64 holds everything. */
 #define HAMMING_BALL_EMPTY	(-1)

@@ -22,7 +22,7 @@
 #include "utils/varbit.h"
 
 #include "pg_compat.h"
-#include "simhash64.h"
+#include "type/simhash64.h"
 
 #define SIMHASH64_HEX_DIGITS	16
 #define SIMHASH64_BYTES			8

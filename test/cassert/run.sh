@@ -25,7 +25,7 @@
 #                     the last run to $ND_CASSERT_CACHE/last-run
 #   ND_PG_OPTS        extra postgresql.conf settings, space-separated
 #                     guc=value pairs (e.g. restart_after_crash=off)
-#   REGRESS           a subset of the suites (e.g. REGRESS=23_index_hamming;
+#   REGRESS           a subset of the suites (e.g. REGRESS=230_index_hamming;
 #                     through make, on its command line: `make test-cassert
 #                     REGRESS=...`, as the Makefile's own REGRESS would
 #                     replace one from the environment)

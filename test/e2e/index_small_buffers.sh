@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: the hamming index's regression tests (sql/23, 25, 26: every
+# End-to-end: the hamming index's regression tests (230, 250, 260: every
 # query form against a sequential scan, the backend caches, parallel
 # workers) pass in a server with the smallest useful shared_buffers (256kB,
 # 32 buffers), where nearly every page a scan reads evicts another.  A scan
@@ -28,9 +28,10 @@ sb=$(psql_q -d postgres -c "SHOW shared_buffers")
 [ "$sb" = 256kB ]
 ok $? "the server runs with shared_buffers $sb"
 
-tests=(23_index_hamming 25_index_hamming_cache 26_index_hamming_parallel)
-"$ND_REGRESS" --inputdir="$ND_ROOT" --outputdir="$work" --load-extension=neardup \
-	--dbname=nd_small_buffers "${tests[@]}" >"$work/out" 2>&1 || true
+# 000_setup first: it creates the helpers the suites share.
+tests=(230_index_hamming 250_index_hamming_cache 260_index_hamming_parallel)
+"$ND_REGRESS" --inputdir="$ND_ROOT/test" --outputdir="$work" --load-extension=neardup \
+	--dbname=nd_small_buffers 000_setup "${tests[@]}" >"$work/out" 2>&1 || true
 sed 's/^/# /' "$work/out"
 for t in "${tests[@]}"; do
 	grep -Eq "$t +\.\.\. ok" "$work/out"

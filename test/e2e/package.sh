@@ -8,7 +8,7 @@
 #   - apt-get installs the .deb into the system's PostgreSQL 15;
 #     pg_createcluster makes a cluster of the postgres user, pg_ctlcluster
 #     starts it; CREATE EXTENSION neardup loads the package's library;
-#   - pg_regress suites (sql/, expected/) pass against that cluster, run
+#   - pg_regress suites (test/sql/, test/expected/) pass against that cluster, run
 #     by `pgxn check` on the tree (which is `make installcheck` with the
 #     system's pg_regress): a subset (PACKAGE_SUITES below) that calls into
 #     every part of the package's library, or every suite with
@@ -187,34 +187,35 @@ ok $? "the other tests' clusters (extension_destdir) load the staged neardup.so,
 # The regress job of the test runner runs every suite against the staged
 # build of the same sources; what the package adds is its own build (the
 # Debian build flags), its install paths and its SQL scripts as installed.
-# So this runs a subset, in about a fifth of the time: the catalog of
-# every installed object with its markings (17), the type, the Hamming
-# operators and hamming_ball (01-03), features and pinned fingerprints,
-# whose values a build flag could change (10-14), the GIN opclass (21),
-# the hamming access method with its background merge worker, which the
-# server loads by the path "$libdir/neardup" (23), its planner support,
-# constraint queries, security, resources and introspection
-# (22_planner_hamming, 24_constraint_queries, 27-29), MinHash and the
-# radius model (30-32, 34_radii_recall), progress (35), the cheaper dedup
-# suites (42, 43, 44_dedup_incremental_indexes, 46, 47, 49, 51) and the
-# hostile inputs across the SQL surface (50).  Left to the regress job:
-# the GiST suite, the planner's cost choices, the large-input, cache,
-# parallel and multi-level-run suites of the access method, the
-# constraint's 6,000-row stream, MinHash band plans and the big dedup
-# suites (40, 41, 44_dedup_incremental, 45, 48), over code that this subset
-# already runs from the package's library.
-PACKAGE_SUITES=(01_simhash64_type 02_hamming 03_hamming_ball 10_text_features 11_simhash_text
-	12_simhash_arrays 13_simhash_agg 14_simhash_tsvector 17_catalog 21_index_gin 22_planner_hamming
-	23_index_hamming 24_constraint_queries 27_index_hamming_security 28_index_hamming_resources
-	29_index_hamming_introspect 30_minhash 31_minhash_bbit 32_minhash_verify 34_radii_recall
-	35_progress 42_dedup_clusters 43_dedup_keep_one 44_dedup_incremental_indexes
-	46_dedup_search_path 47_hardening 49_dedup_clusters_update 50_hostile 51_dedup_arguments)
+# So this runs a subset, in about a fifth of the time: the catalog of every
+# installed object with its markings (170), the type, the Hamming operators
+# and hamming_ball (010-030), features and pinned fingerprints, whose values
+# a build flag could change (100-140), the GIN opclass (210), the hamming
+# access method with its background merge worker, which the server loads by
+# the path "$libdir/neardup" (230), its planner support, constraint queries,
+# security, resources and introspection (221_planner_hamming,
+# 241_constraint_queries, 270, 280, 292_index_hamming_introspect), MinHash
+# and the radius model (300-320, 341_radii_recall), progress (350), the
+# cheaper dedup suites (420, 430, 441_dedup_incremental_indexes, 460, 470,
+# 490, 510) and the hostile inputs across the SQL surface (500); 000_setup,
+# the helpers they share, runs first (the Makefile puts it there).  Left to
+# the regress job: the GiST suite, the planner's cost choices, the
+# large-input, cache, parallel and multi-level-run suites of the access
+# method, the constraint's 6,000-row stream, MinHash band plans and the big
+# dedup suites (400, 410, 440_dedup_incremental, 450, 480), over code that
+# this subset already runs from the package's library.
+PACKAGE_SUITES=(010_simhash64_type 020_hamming 030_hamming_ball 100_text_features 111_simhash_text
+	120_simhash_arrays 130_simhash_agg 140_simhash_tsvector 170_catalog 210_index_gin 221_planner_hamming
+	230_index_hamming 241_constraint_queries 270_index_hamming_security 280_index_hamming_resources
+	292_index_hamming_introspect 300_minhash 310_minhash_bbit 320_minhash_verify 341_radii_recall
+	350_progress 420_dedup_clusters 430_dedup_keep_one 441_dedup_incremental_indexes
+	460_dedup_search_path 470_hardening 490_dedup_clusters_update 500_hostile 510_dedup_arguments)
 suites_desc="every pg_regress suite passes"
 make_args=()
 if [ "${ND_PACKAGE_SUITES:-}" != all ]; then
 	suites_desc="${#PACKAGE_SUITES[@]} pg_regress suites pass"
 	for t in "${PACKAGE_SUITES[@]}"; do
-		[ -f "$src/sql/$t.sql" ] || { echo "# no suite $t: PACKAGE_SUITES needs updating"; ok 1 "the suites package.sh names exist"; }
+		[ -f "$src/test/sql/$t.sql" ] || { echo "# no suite $t: PACKAGE_SUITES needs updating"; ok 1 "the suites package.sh names exist"; }
 	done
 	# pgxn check runs `make installcheck`; the make it calls is this
 	# wrapper, which names the suites on make's command line (in the

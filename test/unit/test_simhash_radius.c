@@ -1,6 +1,7 @@
 /*
  * Unit tests of the radius model (nd_simhash_radius.c): the binomial sums
- * against an independent log-space computation, the radius as the smallest
+ * against an independent log-space computation, the sum for unrelated codes
+ * against exact binomial coefficients, the radius as the smallest
  * one reaching the recall, monotonicity, the edges, and the model against
  * real SimHash fingerprints (nd_simhash.c) of random sets of a known
  * Jaccard similarity.
@@ -90,6 +91,32 @@ main(void)
 	ok(bad == 0, "within_prob equals the lgamma sums for 8 similarities x 65 radii (%d off)", bad);
 	ok(nd_simhash_within_prob(0.8, -1) == 0.0 && nd_simhash_within_prob(0.8, 65) == 1.0,
 	   "radii outside 0..64");
+
+	/*
+	 * Unrelated codes: the cached sum against a direct one of the exact
+	 * binomial coefficients (C(64, i) < 2^63, Pascal's triangle in
+	 * integers), and against the Jaccard model at J = 0 (p = 1/2).
+	 */
+	{
+		uint64_t	row[65] = {1};
+		double		direct = 0.0;
+
+		for (int n = 1; n <= 64; n++)
+			for (int i = n; i > 0; i--)
+				row[i] += row[i - 1];
+		bad = 0;
+		for (int k = 0; k < 64; k++)
+		{
+			direct += ldexp((double) row[k], -64);
+			if (fabs(nd_binomial_within(k) - direct) > 1e-15 * direct
+				|| fabs(nd_binomial_within(k) - nd_simhash_within_prob(0.0, k)) > 1e-12)
+				bad++;
+		}
+		ok(bad == 0, "binomial_within equals the direct sum of C(64, i) / 2^64 for radii 0..63 (%d off)", bad);
+		ok(nd_binomial_within(-1) == 0.0 && nd_binomial_within(64) == 1.0
+		   && nd_binomial_within(100) == 1.0 && nd_binomial_within(0) == ldexp(1.0, -64),
+		   "binomial_within: radius below 0 is 0, 64 and above is 1, 0 is 2^-64");
+	}
 
 	/* the radius is the smallest reaching the recall */
 	bad = 0;

@@ -1,0 +1,21 @@
+/*-------------------------------------------------------------------------
+ *
+ * simhash_clusters.h
+ *		The clusters of one simhash_clusters scan (simhash_clusters.c), for
+ *		the share of one block's shard too (shard/layout_blocks.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef ND_SIMHASH_CLUSTERS_H
+#define ND_SIMHASH_CLUSTERS_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+
+extern void nd_simhash_clusters_run(FunctionCallInfo fcinfo, const char *fname,
+									const char *query, int k, bool auto_blocks,
+									int blocks, int table_begin, int table_end,
+									bool groups);
+
+#endif							/* ND_SIMHASH_CLUSTERS_H */
