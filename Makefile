@@ -15,12 +15,12 @@ ND_SRC     := $(patsubst %/,%,$(dir $(firstword $(MAKEFILE_LIST))))
 # SQL-facing code, one file per concern.
 # The folders follow the data path: the type, text -> features ->
 # fingerprints, MinHash, index opclasses and the Hamming access method,
-# planner support, dedup jobs, the block-sharded layout; common/ holds the
+# planner support, dedup jobs, the block-sharded layout; shared/ holds the
 # services several of them share.
 OBJS        = \
 	src/neardup.o \
-	src/common/extension_catalog.o \
-	src/common/progress.o \
+	src/shared/extension_catalog.o \
+	src/shared/progress.o \
 	src/type/hamming.o \
 	src/type/hamming_ball.o \
 	src/type/simhash64_type.o \

@@ -6,7 +6,7 @@
  * The SQL-facing code lives one concern per file, in folders that follow
  * the data path: type/, fingerprint/, minhash/, index/, the hamming access
  * method in hamming/ (its README describes it), planner/, dedup/ and the
- * block-sharded layout in shard/.  common/ holds what several of them
+ * block-sharded layout in shard/.  shared/ holds what several of them
  * share (the extension's objects by name, the progress of long jobs, the
  * allocator the cores get), pg_compat.h what differs between PostgreSQL
  * majors, and src/core/ the server-free algorithmic cores.  Headers are

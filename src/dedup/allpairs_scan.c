@@ -25,7 +25,7 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
-#include "common/progress.h"
+#include "shared/progress.h"
 #include "core/nd_allpairs.h"
 #include "dedup/allpairs_scan.h"
 #include "dedup/pairs_args.h"

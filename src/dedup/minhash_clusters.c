@@ -26,8 +26,8 @@
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
-#include "common/context_realloc.h"
-#include "common/progress.h"
+#include "shared/context_realloc.h"
+#include "shared/progress.h"
 #include "core/nd_lsh_clusters.h"
 #include "core/nd_minhash.h"
 #include "core/nd_unionfind.h"

@@ -22,7 +22,7 @@
 #include "utils/plancache.h"
 #include "utils/portal.h"
 
-#include "common/progress.h"
+#include "shared/progress.h"
 #include "dedup/query_rows.h"
 
 /* rows between progress reports */

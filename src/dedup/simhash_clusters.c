@@ -27,8 +27,8 @@
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
-#include "common/context_realloc.h"
-#include "common/progress.h"
+#include "shared/context_realloc.h"
+#include "shared/progress.h"
 #include "core/nd_allpairs.h"
 #include "core/nd_unionfind.h"
 #include "dedup/allpairs_scan.h"

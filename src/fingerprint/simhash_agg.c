@@ -17,7 +17,7 @@
 #include "libpq/pqformat.h"
 #include "utils/builtins.h"
 
-#include "common/context_realloc.h"
+#include "shared/context_realloc.h"
 #include "core/nd_features.h"
 #include "core/nd_simhash.h"
 #include "fingerprint/text_features.h"

@@ -19,7 +19,7 @@
 #include "utils/float.h"
 #include "utils/lsyscache.h"
 
-#include "common/context_realloc.h"
+#include "shared/context_realloc.h"
 #include "core/nd_features.h"
 #include "core/nd_simhash.h"
 #include "fingerprint/text_features.h"

@@ -9,7 +9,7 @@
 
 #include "fmgr.h"
 
-#include "common/progress.h"
+#include "shared/progress.h"
 #include "core/nd_simhash.h"
 #include "fingerprint/text_features.h"
 #include "pg_compat.h"

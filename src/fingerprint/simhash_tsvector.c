@@ -19,7 +19,7 @@
 #include "miscadmin.h"
 #include "tsearch/ts_type.h"
 
-#include "common/progress.h"
+#include "shared/progress.h"
 #include "core/nd_features.h"
 #include "core/nd_simhash.h"
 #include "fingerprint/text_features.h"

@@ -28,7 +28,7 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "common/extension_catalog.h"
+#include "shared/extension_catalog.h"
 #include "hamming/hamming.h"
 
 /*

@@ -25,7 +25,7 @@
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
-#include "common/extension_catalog.h"
+#include "shared/extension_catalog.h"
 #include "hamming/hamming.h"
 
 bool

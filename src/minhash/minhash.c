@@ -25,7 +25,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "common/progress.h"
+#include "shared/progress.h"
 #include "core/nd_features.h"
 #include "core/nd_minhash.h"
 #include "fingerprint/text_features.h"

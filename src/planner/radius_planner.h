@@ -24,7 +24,7 @@
  * as an index on the fingerprint column, and lists the indexes on which a
  * radius search of a column can run.
  *
- * The extension's objects are found by name in common/extension_catalog.c.
+ * The extension's objects are found by name in shared/extension_catalog.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -36,7 +36,7 @@
 #include "nodes/pathnodes.h"
 #include "utils/selfuncs.h"
 
-#include "common/extension_catalog.h"
+#include "shared/extension_catalog.h"
 
 /* radius_rewrite.c */
 extern void nd_radius_rewrite_init(void);

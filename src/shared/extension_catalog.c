@@ -37,7 +37,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "common/extension_catalog.h"
+#include "shared/extension_catalog.h"
 
 static NdCatalog nd_cat;
 static bool nd_cat_valid = false;

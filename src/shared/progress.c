@@ -61,7 +61,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-#include "common/progress.h"
+#include "shared/progress.h"
 #include "pg_compat.h"
 
 #define ND_PROGRESS_SLOTS	64
