@@ -295,7 +295,11 @@ ham_prefetch_run_page(const HamRunDir *dir, int table, uint32 page, uint64 key)
 	at = nd_interpolate(ham_run_page_first(dir, table, page), next, HAM_PAGE_CAPACITY, key);
 	__builtin_prefetch(p);
 	__builtin_prefetch(p + BLCKSZ - sizeof(HamPageOpaqueData));
-	__builtin_prefetch(HamPageCodes(p) + Min(at, HAM_PAGE_CAPACITY - 1));
+	/* the line of the guess and its neighbours, where the gallop goes */
+	at = Min(at, HAM_PAGE_CAPACITY - 1);
+	__builtin_prefetch(HamPageCodes(p) + at);
+	__builtin_prefetch(HamPageCodes(p) + Min(at + 8, HAM_PAGE_CAPACITY - 1));
+	__builtin_prefetch(HamPageCodes(p) + (at >= 8 ? at - 8 : 0));
 #endif
 }
 
