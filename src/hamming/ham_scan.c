@@ -927,6 +927,39 @@ ham_expected_radius(HamScanOpaque so, int64 want)
 	return so->max_radius;
 }
 
+/*
+ * The farthest distance a nearest-neighbour scan's flat pass over a run
+ * needs to keep: the first, from the pass's first distance on, within which
+ * the scan already holds `want` entries -- rows it returned, the lists', the
+ * runs' (entries the steps met beyond a run's `complete` are rows there all
+ * the same; this run holds none beyond its own).  Farther entries of this
+ * run would not go out before those, and the pass would hand over and then
+ * drop them: a run's pass that started from max_radius stored, and had
+ * nd_hamming_within() hand over, entries at every distance until it held
+ * `want` of its own, on every run -- with several runs most of a random
+ * code's KNN time at 1M rows, and enough memory that the scan's end gave it
+ * back to the kernel (a trim, a TLB shootdown) on every query.  The result
+ * stays exact: the run's `complete` is what the pass held in full, and a
+ * scan that needs more runs another pass from there.
+ */
+static int
+ham_flat_bound(HamScanOpaque so, const HamScanRun *run, int64 want)
+{
+	double		held = (double) so->returned;
+
+	if (!so->ordered)
+		return so->max_radius;
+	for (int d = 0; d < so->max_radius; d++)
+	{
+		held += (double) so->list[d].n;
+		for (int k = 0; k < so->nruns; k++)
+			held += (double) so->runs[k].levels[d].n;
+		if (d > run->complete && held >= (double) want)
+			return d;
+	}
+	return so->max_radius;
+}
+
 /* Step next_step of a run has ended: its distance is complete. */
 static void
 ham_step_done(HamScanRun *run)
@@ -995,7 +1028,8 @@ ham_advance_run(IndexScanDesc scan, HamScanRun *run)
 		for (int d = run->complete + 1; d < HAM_NLEVELS; d++)
 			run->levels[d].n = 0;
 	}
-	run->complete = ham_run_flat(scan, run, run->complete + 1, so->max_radius, run->flat_want);
+	run->complete = ham_run_flat(scan, run, run->complete + 1,
+								 ham_flat_bound(so, run, run->flat_want), run->flat_want);
 	/* a scan that needs another pass needs many more rows than thought */
 	run->flat_want = Min(run->flat_want * 16, (int64) work_mem * 1024 / (int64) sizeof(ItemPointerData));
 }
