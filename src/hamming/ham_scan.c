@@ -465,12 +465,20 @@ ham_filters_pass(HamScanOpaque so, uint64 code)
 	return true;
 }
 
+/*
+ * Keep an entry at a level.  A level's arrays start small: a nearest-
+ * neighbour scan keeps a few entries at each of some thirty distances of
+ * each run (the steps keep every entry they meet), and at 64 entries a start
+ * a scan of a 1M-row index with four runs took 140kB, past glibc's trim
+ * threshold, so that every scan's end gave the memory back to the kernel
+ * and the next took it again (brk, page faults, a TLB shootdown each).
+ */
 static void
 ham_level_add(HamScanOpaque so, HamLevel *level, ItemPointer tid, uint64 code)
 {
 	if (level->n == level->cap)
 	{
-		int64		cap = Max(64, level->cap * 2);
+		int64		cap = Max(8, level->cap * 2);
 
 		if (level->tids == NULL)
 		{
