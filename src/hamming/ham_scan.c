@@ -170,14 +170,55 @@ typedef struct HamScanOpaqueData
 
 typedef HamScanOpaqueData *HamScanOpaque;
 
+/*
+ * A scan's memory context, kept from one scan to the next in a backend
+ * (reset, under TopMemoryContext, its first block of HAM_SCAN_KEEP bytes
+ * kept): a context made and deleted by each scan gave its blocks back to
+ * malloc, and a KNN scan's 100-140kB sat at glibc's trim threshold (128kB),
+ * so that, depending on what else the heap held, every scan's end could
+ * shrink the heap and the next grow it again -- brk calls, page faults and
+ * a TLB shootdown a query, more than a tenth of a KNN 10 at 1M rows on a
+ * virtual machine.  One context is kept; a second scan open at the same
+ * time (a join) makes and deletes its own.  A scan that ends in an error
+ * never returns its context: the query's memory takes it.
+ */
+#define HAM_SCAN_KEEP		(256 * 1024)
+
+static MemoryContext ham_kept_scan_ctx = NULL;
+
+static MemoryContext
+ham_scan_ctx_take(void)
+{
+	MemoryContext ctx = ham_kept_scan_ctx;
+
+	if (ctx == NULL)
+		return AllocSetContextCreate(CurrentMemoryContext, "hamming scan", HAM_SCAN_KEEP,
+									 ALLOCSET_DEFAULT_INITSIZE, ALLOCSET_DEFAULT_MAXSIZE);
+	ham_kept_scan_ctx = NULL;
+	MemoryContextSetParent(ctx, CurrentMemoryContext);
+	return ctx;
+}
+
+static void
+ham_scan_ctx_give_back(MemoryContext ctx)
+{
+	if (ham_kept_scan_ctx != NULL)
+	{
+		MemoryContextDelete(ctx);
+		return;
+	}
+	MemoryContextReset(ctx);
+	MemoryContextSetParent(ctx, TopMemoryContext);
+	ham_kept_scan_ctx = ctx;
+}
+
 IndexScanDesc
 ham_beginscan(Relation r, int nkeys, int norderbys)
 {
 	IndexScanDesc scan = RelationGetIndexScan(r, nkeys, norderbys);
 	HamScanOpaque so = palloc0(sizeof(HamScanOpaqueData));
 
-	so->scan_ctx = AllocSetContextCreate(CurrentMemoryContext, "hamming scan",
-										 ALLOCSET_DEFAULT_SIZES);
+	so->scan_ctx = ham_scan_ctx_take();
 	so->outer_ctx = CurrentMemoryContext;
 	so->interlock = InvalidBuffer;
 	so->vmbuf = InvalidBuffer;
@@ -343,7 +384,7 @@ ham_endscan(IndexScanDesc scan)
 	}
 	if (BufferIsValid(so->vmbuf))
 		ReleaseBuffer(so->vmbuf);
-	MemoryContextDelete(so->scan_ctx);
+	ham_scan_ctx_give_back(so->scan_ctx);
 	pfree(so);
 }
 
