@@ -170,14 +170,55 @@ typedef struct HamScanOpaqueData
 
 typedef HamScanOpaqueData *HamScanOpaque;
 
+/*
+ * A scan's memory context, kept from one scan to the next in a backend
+ * (reset, under TopMemoryContext, its first block of HAM_SCAN_KEEP bytes
+ * kept): a context made and deleted by each scan gave its blocks back to
+ * malloc, and a KNN scan's 100-140kB sat at glibc's trim threshold (128kB),
+ * so that, depending on what else the heap held, every scan's end could
+ * shrink the heap and the next grow it again -- brk calls, page faults and
+ * a TLB shootdown a query, more than a tenth of a KNN 10 at 1M rows on a
+ * virtual machine.  One context is kept; a second scan open at the same
+ * time (a join) makes and deletes its own.  A scan that ends in an error
+ * never returns its context: the query's memory takes it.
+ */
+#define HAM_SCAN_KEEP		(256 * 1024)
+
+static MemoryContext ham_kept_scan_ctx = NULL;
+
+static MemoryContext
+ham_scan_ctx_take(void)
+{
+	MemoryContext ctx = ham_kept_scan_ctx;
+
+	if (ctx == NULL)
+		return AllocSetContextCreate(CurrentMemoryContext, "hamming scan", HAM_SCAN_KEEP,
+									 ALLOCSET_DEFAULT_INITSIZE, ALLOCSET_DEFAULT_MAXSIZE);
+	ham_kept_scan_ctx = NULL;
+	MemoryContextSetParent(ctx, CurrentMemoryContext);
+	return ctx;
+}
+
+static void
+ham_scan_ctx_give_back(MemoryContext ctx)
+{
+	if (ham_kept_scan_ctx != NULL)
+	{
+		MemoryContextDelete(ctx);
+		return;
+	}
+	MemoryContextReset(ctx);
+	MemoryContextSetParent(ctx, TopMemoryContext);
+	ham_kept_scan_ctx = ctx;
+}
+
 IndexScanDesc
 ham_beginscan(Relation r, int nkeys, int norderbys)
 {
 	IndexScanDesc scan = RelationGetIndexScan(r, nkeys, norderbys);
 	HamScanOpaque so = palloc0(sizeof(HamScanOpaqueData));
 
-	so->scan_ctx = AllocSetContextCreate(CurrentMemoryContext, "hamming scan",
-										 ALLOCSET_DEFAULT_SIZES);
+	so->scan_ctx = ham_scan_ctx_take();
 	so->outer_ctx = CurrentMemoryContext;
 	so->interlock = InvalidBuffer;
 	so->vmbuf = InvalidBuffer;
@@ -343,7 +384,7 @@ ham_endscan(IndexScanDesc scan)
 	}
 	if (BufferIsValid(so->vmbuf))
 		ReleaseBuffer(so->vmbuf);
-	MemoryContextDelete(so->scan_ctx);
+	ham_scan_ctx_give_back(so->scan_ctx);
 	pfree(so);
 }
 
@@ -465,12 +506,20 @@ ham_filters_pass(HamScanOpaque so, uint64 code)
 	return true;
 }
 
+/*
+ * Keep an entry at a level.  A level's arrays start small: a nearest-
+ * neighbour scan keeps a few entries at each of some thirty distances of
+ * each run (the steps keep every entry they meet), and at 64 entries a start
+ * a scan of a 1M-row index with four runs took 140kB, past glibc's trim
+ * threshold, so that every scan's end gave the memory back to the kernel
+ * and the next took it again (brk, page faults, a TLB shootdown each).
+ */
 static void
 ham_level_add(HamScanOpaque so, HamLevel *level, ItemPointer tid, uint64 code)
 {
 	if (level->n == level->cap)
 	{
-		int64		cap = Max(64, level->cap * 2);
+		int64		cap = Max(8, level->cap * 2);
 
 		if (level->tids == NULL)
 		{
@@ -927,6 +976,39 @@ ham_expected_radius(HamScanOpaque so, int64 want)
 	return so->max_radius;
 }
 
+/*
+ * The farthest distance a nearest-neighbour scan's flat pass over a run
+ * needs to keep: the first, from the pass's first distance on, within which
+ * the scan already holds `want` entries -- rows it returned, the lists', the
+ * runs' (entries the steps met beyond a run's `complete` are rows there all
+ * the same; this run holds none beyond its own).  Farther entries of this
+ * run would not go out before those, and the pass would hand over and then
+ * drop them: a run's pass that started from max_radius stored, and had
+ * nd_hamming_within() hand over, entries at every distance until it held
+ * `want` of its own, on every run -- with several runs most of a random
+ * code's KNN time at 1M rows, and enough memory that the scan's end gave it
+ * back to the kernel (a trim, a TLB shootdown) on every query.  The result
+ * stays exact: the run's `complete` is what the pass held in full, and a
+ * scan that needs more runs another pass from there.
+ */
+static int
+ham_flat_bound(HamScanOpaque so, const HamScanRun *run, int64 want)
+{
+	double		held = (double) so->returned;
+
+	if (!so->ordered)
+		return so->max_radius;
+	for (int d = 0; d < so->max_radius; d++)
+	{
+		held += (double) so->list[d].n;
+		for (int k = 0; k < so->nruns; k++)
+			held += (double) so->runs[k].levels[d].n;
+		if (d > run->complete && held >= (double) want)
+			return d;
+	}
+	return so->max_radius;
+}
+
 /* Step next_step of a run has ended: its distance is complete. */
 static void
 ham_step_done(HamScanRun *run)
@@ -995,7 +1077,8 @@ ham_advance_run(IndexScanDesc scan, HamScanRun *run)
 		for (int d = run->complete + 1; d < HAM_NLEVELS; d++)
 			run->levels[d].n = 0;
 	}
-	run->complete = ham_run_flat(scan, run, run->complete + 1, so->max_radius, run->flat_want);
+	run->complete = ham_run_flat(scan, run, run->complete + 1,
+								 ham_flat_bound(so, run, run->flat_want), run->flat_want);
 	/* a scan that needs another pass needs many more rows than thought */
 	run->flat_want = Min(run->flat_want * 16, (int64) work_mem * 1024 / (int64) sizeof(ItemPointerData));
 }
