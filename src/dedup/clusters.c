@@ -23,6 +23,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "utils/array.h"
 #include "utils/arrayaccess.h"
 #include "utils/builtins.h"
@@ -186,9 +187,17 @@ pairs_shape(TupleDesc desc, double est_rows, void *arg)
 		}
 		est_ids = 2 * est_rows;
 	}
-	/* about as many ids as the estimate says, so that the table seldom grows */
+	/*
+	 * About as many ids as the estimate says, so that the table seldom
+	 * grows; simplehash grows only to a larger power of two (it asserts so).
+	 */
 	if (est_ids > 1024)
-		idmap_grow(in->map, (uint32) Min(est_ids, (double) PRESIZE_MAX_IDS));
+	{
+		uint64		want = pg_nextpower2_64((uint64) Min(est_ids, (double) PRESIZE_MAX_IDS));
+
+		if (want > in->map->size)
+			idmap_grow(in->map, want);
+	}
 }
 
 static void

@@ -217,7 +217,7 @@ WORK=$(mktemp -d /tmp/neardup-cassert.XXXXXX)
 chmod 755 "$WORK"
 mkdir "$WORK/ext"
 tar -C "$ROOT" --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
-	-cf - Makefile neardup.control src sql expected | tar -C "$WORK/ext" -xf -
+	-cf - Makefile neardup.control src sql test/sql test/expected | tar -C "$WORK/ext" -xf -
 log "building neardup against it"
 if ! { make -C "$WORK/ext" -s -j2 PG_CONFIG="$PG_CONFIG" \
 	&& make -C "$WORK/ext" -s PG_CONFIG="$PG_CONFIG" install; } >"$WORK/ext-build.log" 2>&1; then
