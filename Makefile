@@ -183,7 +183,7 @@ $(BUILD_STAMP): FORCE
 FORCE:
 EXTRA_CLEAN = $(BUILD_STAMP)
 
-.PHONY: dist deps demo demo-shards test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn
+.PHONY: dist deps demo demo-shards test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn bench-blocks
 
 # The release tarball (PGXN's upload, the source of a Debian orig tarball):
 # the committed tree, git archive of HEAD, as neardup-VERSION.zip in DISTDIR
@@ -232,7 +232,7 @@ fuzz:
 
 # Benchmarks: ratios against baselines measured in the same run.  The index
 # benchmarks take ROWS (default 1M) and more; see the scripts.
-bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn
+bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn bench-blocks
 
 bench-fingerprint:
 	@bash test/bench/run_bench.sh
@@ -284,6 +284,13 @@ bench-first-query:
 # CHECK; some 36 GB of disk and 40 minutes at the default 200M).
 bench-scale:
 	@bash test/bench/run_scale.sh
+
+# Hamming indexes of 3, 4 and 5 blocks on the same rows, queried in rotated
+# rounds: build time, bytes per row, radius 3 and KNN 10 latency and
+# buffers per query, answers against a seq scan (ROWS, BLOCKS, NQ, NSEQ,
+# NBUF, BUILDS).
+bench-blocks:
+	@bash test/bench/run_blocks.sh
 
 # "At least t similar": SimHash's recall by radius and the radius model on
 # the demo corpus, then verified lookups at 1M rows on the hamming index,

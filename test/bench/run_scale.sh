@@ -39,14 +39,9 @@ CHECK=${CHECK:-0}
 # Disk: about 44 B/row of heap, 57 B/row of index, 70 B/row of sort files
 # during the build (4 tables x 16 B and more), 8 GB of WAL, and a margin.
 tmp=${TMPDIR:-/tmp}
-need_kb=$(( ROWS * 180 / 1024 + 9 * 1024 * 1024 ))
-avail_kb=$(df -Pk "$tmp" | awk 'NR == 2 { print $4 }')
 echo "# $(date '+%F %T') bench-scale: ROWS=$ROWS SMALL=$SMALL SMALL_BUILDS=$SMALL_BUILDS NQ=$NQ NSEQ=$NSEQ CHECK=$CHECK"
-echo "# cluster in $tmp: $((avail_kb / 1024 / 1024)) GB free, about $((need_kb / 1024 / 1024)) GB needed"
-if [ "$avail_kb" -lt "$need_kb" ]; then
-	echo "not enough disk in $tmp for ROWS=$ROWS (set TMPDIR to a larger filesystem)" >&2
-	exit 1
-fi
+nd_check_disk $(( ROWS * 180 / 1024 + 9 * 1024 * 1024 )) "ROWS=$ROWS" || exit 1
+avail_kb=$ND_DISK_AVAIL_KB
 
 nd_build
 nd_stage

@@ -85,6 +85,20 @@ nd_stage() {
 	chmod -R a+rX "$ND_STAGE"
 }
 
+# nd_check_disk NEED_KB WHAT: the big benchmarks' check that the cluster's
+# filesystem (${TMPDIR:-/tmp}: pg_virtualenv -t) has NEED_KB free; prints
+# what it found, sets ND_DISK_AVAIL_KB, and fails naming WHAT (the size
+# asked for) when it has not.
+nd_check_disk() {
+	local need_kb=$1 what=$2 tmp=${TMPDIR:-/tmp}
+	ND_DISK_AVAIL_KB=$(df -Pk "$tmp" | awk 'NR == 2 { print $4 }')
+	echo "# cluster in $tmp: $((ND_DISK_AVAIL_KB / 1024 / 1024)) GB free, about $((need_kb / 1024 / 1024)) GB needed"
+	if [ "$ND_DISK_AVAIL_KB" -lt "$need_kb" ]; then
+		echo "not enough disk in $tmp for $what (set TMPDIR to a larger filesystem)" >&2
+		return 1
+	fi
+}
+
 # Extra postgresql.conf settings may be given in ND_PG_OPTS (space-separated
 # guc=value pairs).
 nd_in_cluster() {
