@@ -681,6 +681,17 @@ ham_update_complete(HamScanOpaque so)
 }
 
 /*
+ * The keys of a table whose leading block (w bits wide) is `value`: the
+ * range a step probes for that value.
+ */
+static inline void
+ham_block_value_keys(int w, uint32 value, uint64 *lo, uint64 *hi)
+{
+	*lo = (uint64) value << (64 - w);
+	*hi = *lo | (((uint64) 1 << (64 - w)) - 1);
+}
+
+/*
  * A radius search's first steps probe each table of each run for one block
  * value (a radius below the number of blocks needs no other): prefetch the
  * first page of each probe before the steps read them one by one.  The
@@ -712,8 +723,7 @@ ham_scan_prefetch(IndexScanDesc scan)
 			if (spent > run->flat_cost)
 				break;
 			nd_mih_step_values(&run->mq, step, &value);
-			lo = (uint64) value << (64 - w);
-			hi = lo | (((uint64) 1 << (64 - w)) - 1);
+			ham_block_value_keys(w, value, &lo, &hi);
 			ham_run_table_pages(scan->indexRelation, run->dir, table,
 								(uint32) (lo >> 32), (uint32) (hi >> 32), &p, &pend);
 			run->prefetched[step] = true;
@@ -810,7 +820,6 @@ ham_run_step(IndexScanDesc scan, HamScanRun *run, int step)
 	int			table = nd_mih_step_table(l, step);
 	int			w = l->width[table];
 	uint64		qp = run->qperm[table];
-	uint64		span = ((uint64) 1 << (64 - w)) - 1;
 	bool		may_pause = so->ordered && so->tbm == NULL;
 	Buffer		buf = InvalidBuffer;
 	uint32		cur = 0;
@@ -830,8 +839,10 @@ ham_run_step(IndexScanDesc scan, HamScanRun *run, int step)
 
 	for (; run->step_k < run->step_nvalues; run->step_k++)
 	{
-		uint64		lo = (uint64) run->step_values[run->step_k] << (64 - w);
-		uint64		hi = lo | span;
+		uint64		lo,
+					hi;
+
+		ham_block_value_keys(w, run->step_values[run->step_k], &lo, &hi);
 
 		if (!run->step_in_value)
 		{
