@@ -68,6 +68,7 @@ OBJS        = \
 	src/dedup/band_keys.o \
 	src/dedup/cluster_output.o \
 	src/dedup/clusters.o \
+	src/dedup/clusters_spill.o \
 	src/dedup/minhash_clusters.o \
 	src/dedup/pairs.o \
 	src/dedup/query_rows.o \
@@ -91,6 +92,7 @@ CORE_OBJS   = \
 	src/core/nd_permute.o \
 	src/core/nd_simhash.o \
 	src/core/nd_simhash_radius.o \
+	src/core/nd_star_contraction.o \
 	src/core/nd_unicode.o \
 	src/core/nd_unionfind.o
 
@@ -183,7 +185,7 @@ $(BUILD_STAMP): FORCE
 FORCE:
 EXTRA_CLEAN = $(BUILD_STAMP)
 
-.PHONY: dist deps demo demo-shards test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn bench-blocks
+.PHONY: dist deps demo demo-shards test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-spill bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn bench-blocks
 
 # The release tarball (PGXN's upload, the source of a Debian orig tarball):
 # the committed tree, git archive of HEAD, as neardup-VERSION.zip in DISTDIR
@@ -232,7 +234,7 @@ fuzz:
 
 # Benchmarks: ratios against baselines measured in the same run.  The index
 # benchmarks take ROWS (default 1M) and more; see the scripts.
-bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn bench-blocks
+bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-spill bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn bench-blocks
 
 bench-fingerprint:
 	@bash test/bench/run_bench.sh
@@ -316,6 +318,10 @@ bench-pairs:
 # random rows alone (ROWS, GROUP, NGROUPS, GSIZE, ROUNDS).
 bench-clusters:
 	@bash test/bench/run_clusters.sh
+
+# dedup_clusters in memory and spilled past work_mem (PAIRS, NGROUPS, GIANT, WORK_MEMS).
+bench-clusters-spill:
+	@bash test/bench/run_clusters_spill.sh
 
 # simhash_clusters_update against a full run (ROWS, NEW, GONE, GROUP).
 bench-clusters-update:

@@ -455,6 +455,22 @@ COMMENT ON FUNCTION @extschema@.hamming_merge(pg_catalog.regclass) IS 'flush the
 
 -- ===== end section: hamming_stats counts flushes, compactions and unused pages =====
 
+-- ===== section: the nightly union bounded by work_mem =====
+
+/*
+ * dedup_clusters keeps its disjoint sets within work_mem times
+ * hash_mem_multiplier and, past it, sorts the edges externally (the
+ * library's change: the signature and markings stay); a shard's cluster of
+ * more than 100,000 ids comes in several rows, each starting with its id.
+ */
+COMMENT ON FUNCTION @extschema@.dedup_clusters(pg_catalog.text)
+    IS 'connected components of the pairs (or arrays of ids) a query returns: (id, smallest id of its cluster); past work_mem times hash_mem_multiplier, found from externally sorted edges';
+
+COMMENT ON FUNCTION @extschema@.simhash_shard_clusters(pg_catalog.text, pg_catalog.int4, pg_catalog.int4)
+    IS 'clusters of the pairs within blocks - 1 bits whose first agreeing block is block, among the (id, fingerprint) rows of a query, one row per cluster with its ids in order (a cluster of more than 100,000 ids in rows of at most that many, each starting with the cluster''s id): one shard''s share of a block-sharded nightly run';
+
+-- ===== end section: the nightly union bounded by work_mem =====
+
 -- ===== section: support functions in a schema of their own =====
 
 /*

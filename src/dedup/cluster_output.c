@@ -136,16 +136,38 @@ nd_clusters_output(nd_unionfind *uf, Tuplestorestate *tupstore, TupleDesc tupdes
 		pfree(byid);
 }
 
+/* One (cluster_id, ids) row: the n ids from ids[0], cluster_id the first. */
+static void
+put_group_row(Tuplestorestate *tupstore, TupleDesc tupdesc, Datum *ids, uint32 n)
+{
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	ArrayType  *arr;
+
+	CHECK_FOR_INTERRUPTS();
+	arr = construct_array(ids, (int) n, INT8OID, sizeof(int64),
+						  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	values[0] = ids[0];
+	values[1] = PointerGetDatum(arr);
+	tuplestore_putvalues(tupstore, tupdesc, values, nulls);
+	pfree(arr);
+}
+
 /*
  * Writes one (cluster_id, ids) per component of at least two distinct ids:
  * its ids in order (cluster_id is the first), the components in the order
  * of their smallest ids.  Walking the ids in order, a component's first id
  * is its smallest: that is when its place in the output is fixed, and
  * each id then goes to the next free slot of its component's place.
+ *
+ * A component of more than max_row_ids ids (0: no limit) is cut into rows
+ * of at most that many, each starting with cluster_id: each row is still
+ * one group joined around its first id, and no array nears the 1 GB limit
+ * of a value (its text form reaches it at about 50M ids).
  */
 void
 nd_clusters_output_groups(nd_unionfind *uf, Tuplestorestate *tupstore,
-						  TupleDesc tupdesc)
+						  TupleDesc tupdesc, uint32 max_row_ids)
 {
 	uint32		n;
 	nd_pair_item *byid = clustered_rows(uf, &n);
@@ -176,22 +198,27 @@ nd_clusters_output_groups(nd_unionfind *uf, Tuplestorestate *tupstore,
 	}
 	pfree(byid);
 
+	if (max_row_ids == 0)
+		max_row_ids = PG_UINT32_MAX;
+	Assert(max_row_ids >= 2);
 	used = 0;
 	for (uint32 r = 0; r < nroots; r++)
 	{
-		uint32		size = uf->size[order[r]];
-		Datum		values[2];
-		bool		nulls[2] = {false, false};
-		ArrayType  *arr;
+		uint32		end = used + uf->size[order[r]];
+		Datum		first = ids[used];
+		uint32		pos = used + Min(end - used, max_row_ids);
 
-		CHECK_FOR_INTERRUPTS();
-		arr = construct_array(ids + used, (int) size, INT8OID, sizeof(int64),
-							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-		values[0] = ids[used];
-		values[1] = PointerGetDatum(arr);
-		tuplestore_putvalues(tupstore, tupdesc, values, nulls);
-		pfree(arr);
-		used += size;
+		put_group_row(tupstore, tupdesc, ids + used, pos - used);
+		while (pos < end)
+		{
+			uint32		n = Min(end - pos, max_row_ids - 1);
+
+			/* the slot before is written already: the row's cluster_id goes there */
+			ids[pos - 1] = first;
+			put_group_row(tupstore, tupdesc, ids + pos - 1, n + 1);
+			pos += n;
+		}
+		used = end;
 	}
 	pfree(next);
 	pfree(order);

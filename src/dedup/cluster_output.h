@@ -31,9 +31,11 @@ extern void nd_clusters_output(nd_unionfind *uf, Tuplestorestate *tupstore,
 
 /*
  * One (cluster_id, ids bigint[]) per component with at least two distinct
- * ids: its ids in order, components in the order of their smallest ids.
+ * ids: its ids in order, components in the order of their smallest ids; a
+ * component of more than max_row_ids ids (0: no limit, else at least 2)
+ * in several rows, each starting with cluster_id.
  */
 extern void nd_clusters_output_groups(nd_unionfind *uf, Tuplestorestate *tupstore,
-									  TupleDesc tupdesc);
+									  TupleDesc tupdesc, uint32 max_row_ids);
 
 #endif							/* ND_CLUSTER_OUTPUT_H */

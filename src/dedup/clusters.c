@@ -15,11 +15,18 @@
  * (nd_unionfind.c, 24 bytes per distinct id, plus a hash table from id to
  * index, doc/dedup-keep-one.md gives the total), never the pairs.
  *
+ * The disjoint sets stay within a hash aggregate's memory (work_mem times
+ * hash_mem_multiplier).  When the next batch of edges would take them past
+ * it, they are written out as stars (each id linked to its set's smallest)
+ * and every later edge goes to an external sort, whose components
+ * clusters_spill.c finds in rounds of sorts: slower, bounded by work_mem.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "executor/nodeHash.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -35,6 +42,7 @@
 #include "shared/progress.h"
 #include "core/nd_mix.h"
 #include "core/nd_unionfind.h"
+#include "dedup/clusters_spill.h"
 #include "dedup/query_rows.h"
 
 static inline uint32
@@ -78,6 +86,11 @@ typedef struct ClusterInput
 {
 	nd_unionfind *uf;
 	idmap_hash *map;
+	MemoryContext sets_ctx;		/* of uf and map, deleted when they spill */
+	MemoryContext call_ctx;		/* the function's, where the spill lives */
+	Size		budget;			/* bytes the disjoint sets may take */
+	nd_edge_spill *spill;		/* once they have spilled: every edge goes here */
+	uint32		spilled_ids;
 	bool		arrays;			/* one integer-array column, not two ids */
 	Oid			type[2];		/* base types of the ids (of the elements) */
 	int16		elem_len;
@@ -110,11 +123,91 @@ id_index(idmap_hash *map, nd_unionfind *uf, int64 id, uint32 hash)
 	return e->index;
 }
 
+/* Bytes of the disjoint sets and their hash table as allocated now. */
+static Size
+sets_bytes(ClusterInput *in)
+{
+	return (Size) in->uf->cap * ND_UF_BYTES_PER_ID +
+		(Size) in->map->size * sizeof(IdEntry);
+}
+
+/*
+ * Whether joining the buffered edges could take the disjoint sets past
+ * their budget: each of the batch's ids may be new, and an array that grows
+ * is copied, old and new both allocated for a moment.
+ */
+static bool
+sets_would_outgrow(ClusterInput *in)
+{
+	uint64		more = 2 * (uint64) in->nbatch;
+	Size		uf_now = (Size) in->uf->cap * ND_UF_BYTES_PER_ID;
+	Size		map_now = (Size) in->map->size * sizeof(IdEntry);
+	Size		uf_next = uf_now,
+				map_next = map_now,
+				copying = 0;
+
+	if (in->uf->n + more > in->uf->cap)
+	{
+		uf_next = (Size) Max(1024, 2 * (uint64) in->uf->cap) * ND_UF_BYTES_PER_ID;
+		copying = uf_now;
+	}
+	if (in->map->members + more >= in->map->grow_threshold)
+	{
+		map_next = 2 * map_now;
+		copying = Max(copying, map_now);
+	}
+	return uf_next + map_next + copying > in->budget;
+}
+
+/*
+ * The disjoint sets go to the external sort as stars, each id linked to its
+ * set's smallest id, and are freed; the edges that follow are sorted too.
+ */
+static void
+spill_sets(ClusterInput *in)
+{
+	MemoryContext old = MemoryContextSwitchTo(in->call_ctx);
+	nd_unionfind *uf = in->uf;
+
+	ereport(DEBUG1,
+			(errmsg_internal("dedup_clusters: the disjoint sets would pass work_mem times hash_mem_multiplier: sorting the edges")));
+	ereport(DEBUG2,
+			(errmsg_internal("dedup_clusters: %u distinct ids in %zu bytes, budget %zu",
+							 uf->n, sets_bytes(in), in->budget)));
+	in->spill = nd_edge_spill_begin();
+	nd_progress_phase("sorting edges", -1);
+	for (uint32 i = 0; i < uf->n; i++)
+	{
+		int64		label = nd_uf_label(uf, i);
+
+		if (uf->id[i] != label)
+			nd_edge_spill_add(in->spill, uf->id[i], label);
+	}
+	in->spilled_ids = uf->n;
+	MemoryContextDelete(in->sets_ctx);
+	in->sets_ctx = NULL;
+	in->uf = NULL;
+	in->map = NULL;
+	MemoryContextSwitchTo(old);
+}
+
 /* Joins the buffered edges, in the order they came (ids numbered as seen). */
 static void
 flush_edges(ClusterInput *in)
 {
 	uint32		hash[EDGE_BATCH][2];
+
+	if (in->spill == NULL && in->nbatch > 0 &&
+		(sets_would_outgrow(in) || sets_bytes(in) > in->budget))
+		spill_sets(in);
+	if (in->spill != NULL)
+	{
+		for (int e = 0; e < in->nbatch; e++)
+			nd_edge_spill_add(in->spill, in->batch[e][0], in->batch[e][1]);
+		in->npairs += in->nbatch;
+		in->nbatch = 0;
+		return;
+	}
 
 	for (int e = 0; e < in->nbatch; e++)
 		for (int s = 0; s < 2; s++)
@@ -191,6 +284,8 @@ pairs_shape(TupleDesc desc, double est_rows, void *arg)
 	 * About as many ids as the estimate says, so that the table seldom
 	 * grows; simplehash grows only to a larger power of two (it asserts so).
 	 */
+	/* ... and never past the sets' budget: the estimate may be far off */
+	est_ids = Min(est_ids, (double) (in->budget / 2 / sizeof(IdEntry)));
 	if (est_ids > 1024)
 	{
 		uint64		want = pg_nextpower2_64((uint64) Min(est_ids, (double) PRESIZE_MAX_IDS));
@@ -298,6 +393,11 @@ nd_dedup_clusters(PG_FUNCTION_ARGS)
 
 	in.uf = &uf;
 	in.map = map;
+	in.sets_ctx = ctx;
+	in.call_ctx = CurrentMemoryContext;
+	in.budget = get_hash_memory_limit();
+	in.spill = NULL;
+	in.spilled_ids = 0;
 	in.arrays = false;
 	in.npairs = 0;
 	in.nbatch = 0;
@@ -307,6 +407,13 @@ nd_dedup_clusters(PG_FUNCTION_ARGS)
 						  "Give a SELECT (or VALUES) returning two integer columns or one integer array.",
 						  pairs_shape, input_row, &in);
 	flush_edges(&in);
+
+	if (in.spill != NULL)
+	{
+		nd_edge_spill_finish(in.spill, rsinfo->setResult, rsinfo->setDesc);
+		nd_progress_end();
+		return (Datum) 0;
+	}
 
 	ereport(DEBUG1,
 			(errmsg_internal("dedup_clusters: %lld pairs, %u distinct ids, %zu bytes",

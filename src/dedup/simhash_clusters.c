@@ -133,7 +133,8 @@ nd_simhash_clusters_run(FunctionCallInfo fcinfo, const char *fname, const char *
 		 fname, MemoryContextMemAllocated(cxt, true));
 	nd_progress_phase("writing clusters", cr.uf.n);
 	if (groups)
-		nd_clusters_output_groups(&cr.uf, rsinfo->setResult, rsinfo->setDesc);
+		nd_clusters_output_groups(&cr.uf, rsinfo->setResult, rsinfo->setDesc,
+								  ND_GROUP_ROW_IDS);
 	else
 		nd_clusters_output(&cr.uf, rsinfo->setResult, rsinfo->setDesc);
 	nd_progress_end();

@@ -13,6 +13,13 @@
 
 #include "fmgr.h"
 
+/*
+ * With groups, a cluster of more ids than this comes in several rows, each
+ * starting with its cluster_id: a shard's rows cross postgres_fdw in text,
+ * a fetch of 100 rows at a time, and a value is capped at 1 GB.
+ */
+#define ND_GROUP_ROW_IDS	100000
+
 extern void nd_simhash_clusters_run(FunctionCallInfo fcinfo, const char *fname,
 									const char *query, int k, bool auto_blocks,
 									int blocks, int table_begin, int table_end,

@@ -16,6 +16,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib/pgenv.sh
 . "$ROOT/test/lib/pgenv.sh"
+# shellcheck source=lib/measure.sh
+. "$ROOT/test/bench/lib/measure.sh"
 
 nd_build
 nd_stage
@@ -29,25 +31,12 @@ script=$(mktemp /tmp/nd-bench-clusters.XXXXXX.sql)
 trap 'rm -f "$script"; nd_cleanup' EXIT
 {
 	echo "\\ir $ROOT/test/bench/clusters.sql"
-	for r in $(seq 1 "$ROUNDS"); do
-		for wm in "$BIG_WORK_MEM" 4MB; do
-			for m in \
-				"simhash_pairs, random rows alone|SELECT count(*) FROM simhash_pairs('bc_random', 'id', 'sh', 3)" \
-				"simhash_clusters, random rows alone|SELECT count(*) FROM simhash_clusters('bc_random', 'id', 'sh', 3)" \
-				"simhash_clusters, with the groups|SELECT count(*) FROM simhash_clusters('bc_dup', 'id', 'sh', 3)"; do
-				echo "\\set what '${m%%|*}'"
-				echo "\\set q '$(printf '%s' "${m#*|}" | sed "s/'/''/g")'"
-				echo "\\set round $r"
-				echo "\\set wm $wm"
-				echo "\\ir $ROOT/test/bench/lib/measure.sql"
-			done
-		done
-	done
+	measure_lines "$ROUNDS" "$BIG_WORK_MEM 4MB" \
+		"simhash_pairs, random rows alone|SELECT count(*) FROM simhash_pairs('bc_random', 'id', 'sh', 3)" \
+		"simhash_clusters, random rows alone|SELECT count(*) FROM simhash_clusters('bc_random', 'id', 'sh', 3)" \
+		"simhash_clusters, with the groups|SELECT count(*) FROM simhash_clusters('bc_dup', 'id', 'sh', 3)"
+	measure_medians
 	cat <<'SQL'
-\echo == medians over the rounds (seconds, temporary MB written, backend peak MB)
-SELECT what, percentile_disc(0.5) WITHIN GROUP (ORDER BY seconds) AS seconds,
-       max(result) AS rows_out, max(temp_mb) AS temp_mb, max(peak_mb) AS peak_mb
-FROM bench_result GROUP BY what ORDER BY what;
 \echo == ratios to simhash_pairs on the random rows alone, same work_mem
 WITH m AS (
     SELECT what, percentile_disc(0.5) WITHIN GROUP (ORDER BY seconds) AS s, max(peak_mb) AS p

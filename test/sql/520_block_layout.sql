@@ -145,6 +145,19 @@ SELECT count(*) AS differing FROM (
          'SELECT id, sh FROM bl_docs2 UNION ALL SELECT id, sh FROM bl_docs2 WHERE id % 2 = 0', b, 4) c
      EXCEPT SELECT b, cluster_id, ids FROM bl_groups)) d;
 DROP TABLE bl_groups, bl_docs2;
+-- A cluster of 250,001 ids (identical codes) comes in rows of at most
+-- 100,000 ids, each starting with its cluster_id, so that no array nears
+-- the 1 GB limit; dedup_clusters joins the rows into one cluster.
+CREATE TABLE bl_same AS SELECT i::bigint AS id, '0123456789abcdef'::simhash64 AS sh
+FROM generate_series(1, 250001) i;
+SELECT cluster_id, cardinality(ids) AS ids, ids[1] AS first, ids[2] AS second,
+       ids[cardinality(ids)] AS last
+FROM simhash_shard_clusters('SELECT id, sh FROM bl_same', 1, 4) ORDER BY ids[2];
+SELECT count(*) AS elements, count(DISTINCT x) AS distinct_ids
+FROM simhash_shard_clusters('SELECT id, sh FROM bl_same', 1, 4) c, unnest(c.ids) x;
+SELECT count(*) AS ids, count(DISTINCT cluster_id) AS clusters, min(cluster_id)
+FROM dedup_clusters('SELECT ids FROM simhash_shard_clusters(''SELECT id, sh FROM bl_same'', 1, 4)');
+DROP TABLE bl_same;
 
 -- Errors: a NULL argument names it (22004); block or blocks out of range.
 \set VERBOSITY terse

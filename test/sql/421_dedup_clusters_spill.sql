@@ -1,0 +1,84 @@
+--
+-- dedup_clusters past its memory: when its disjoint sets would pass
+-- work_mem times hash_mem_multiplier, the edges go to external sorts and
+-- their components are found in rounds of large-star and small-star
+-- contraction.  Each graph is clustered twice, with work_mem at 1GB (in
+-- memory) and at 64kB (sorted edges); the two answers must be the same.
+-- The DEBUG1 line shows that the second run spilled.
+--
+SET hash_mem_multiplier = 1;
+
+CREATE FUNCTION public.spill_compare(q text)
+RETURNS TABLE (ids bigint, clusters bigint, mismatches bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('work_mem', '1GB', true);
+    CREATE TEMP TABLE in_memory AS SELECT * FROM dedup_clusters(q);
+    PERFORM set_config('work_mem', '64kB', true);
+    PERFORM set_config('client_min_messages', 'debug1', true);
+    CREATE TEMP TABLE sorted AS SELECT * FROM dedup_clusters(q);
+    PERFORM set_config('client_min_messages', 'notice', true);
+    RETURN QUERY
+        SELECT count(*), count(DISTINCT m.cluster_id),
+               count(*) FILTER (WHERE m.id IS NULL OR s.id IS NULL OR m.cluster_id <> s.cluster_id)
+        FROM in_memory m FULL JOIN sorted s USING (id);
+    DROP TABLE in_memory, sorted;
+END
+$$;
+\set VERBOSITY terse
+
+-- A random graph at the giant component's threshold (30,000 edges over
+-- 40,000 ids): many rounds.
+CREATE TABLE rnd AS
+SELECT abs(hashint8(i)) % 40000 AS a, abs(hashint8(-i)) % 40000 AS b
+FROM generate_series(1, 30000) i;
+SELECT * FROM spill_compare('SELECT a, b FROM rnd');
+
+-- A chain of 20,000 ids given in increasing order, and the same chain
+-- backwards with the ids negated: label propagation would need 20,000
+-- rounds; one component each, named by its smallest id.
+SELECT * FROM spill_compare('SELECT i, i + 1 FROM generate_series(1, 19999) i
+                             UNION ALL SELECT -i, -i - 1 FROM generate_series(19999, 1, -1) i');
+SET work_mem = '64kB';
+SELECT cluster_id, count(*) FROM dedup_clusters('SELECT i, i + 1 FROM generate_series(1, 19999) i
+                             UNION ALL SELECT -i, -i - 1 FROM generate_series(19999, 1, -1) i')
+GROUP BY cluster_id ORDER BY cluster_id;
+RESET work_mem;
+
+-- Groups as arrays, as a block-sharded layout's shards send them: groups of
+-- 5 chained three by three through a shared id, a giant group of 30,000
+-- around its largest id first, NULL elements, NULL arrays, arrays of one id.
+CREATE TABLE grp AS
+SELECT ARRAY(SELECT 5 * g + k FROM generate_series(0, 4) k)
+       || CASE WHEN g % 3 <> 0 THEN ARRAY[5 * (g + 1)::int8] ELSE '{}'::int8[] END AS ids
+FROM generate_series(0, 5999) g;
+INSERT INTO grp SELECT ARRAY[1000000::int8] || array_agg(900000 + i ORDER BY i DESC)
+FROM generate_series(1, 30000) i;
+INSERT INTO grp VALUES ('{7, NULL, 40000}'), (NULL), ('{77777}'), ('{NULL, 88888, 88888}');
+SELECT * FROM spill_compare('SELECT ids FROM grp');
+SET work_mem = '64kB';
+SELECT count(*) AS giant, min(cluster_id), max(id) FROM dedup_clusters('SELECT ids FROM grp')
+WHERE cluster_id = 900001;
+SELECT * FROM dedup_clusters('SELECT ids FROM grp') WHERE id IN (7, 40000, 77777, 88888);
+RESET work_mem;
+
+-- Small integer types and the extreme ids, among enough pairs to spill.
+SELECT * FROM spill_compare($$
+    SELECT (i % 30000)::int2, (i + 7)::int4 FROM generate_series(1, 20000) i
+    UNION ALL SELECT 1::int2, 9223372036854775807
+    UNION ALL SELECT (-32768)::int2, (-9223372036854775807 - 1)
+$$);
+
+-- An error in the query after the spill: the statement fails, and the
+-- next one runs normally (its temporary files were released).
+SET work_mem = '64kB';
+SELECT count(*) FROM dedup_clusters('SELECT a, b FROM rnd
+                                     UNION ALL SELECT 1, 1 / (g - 1) FROM generate_series(1, 1) g');
+SELECT count(*) AS temporary_files_left FROM pg_ls_tmpdir();
+SELECT count(*) FROM dedup_clusters('SELECT a, b FROM rnd');
+RESET work_mem;
+
+\set VERBOSITY default
+DROP FUNCTION public.spill_compare(text);
+DROP TABLE rnd, grp;
+RESET hash_mem_multiplier;
