@@ -17,9 +17,9 @@
  *
  * The disjoint sets stay within a hash aggregate's memory (work_mem times
  * hash_mem_multiplier).  When the next batch of edges would take them past
- * it, they are written out as stars (each id linked to its set's smallest)
- * and every later edge goes to an external sort, whose components
- * clusters_spill.c finds in rounds of sorts: slower, bounded by work_mem.
+ * it, they are written out (each id with its set's smallest id) and every
+ * later edge is kept on the side; clusters_spill.c joins the two in rounds
+ * of external sorts: slower, bounded by work_mem.
  *
  *-------------------------------------------------------------------------
  */
@@ -160,8 +160,8 @@ sets_would_outgrow(ClusterInput *in)
 }
 
 /*
- * The disjoint sets go to the external sort as stars, each id linked to its
- * set's smallest id, and are freed; the edges that follow are sorted too.
+ * The disjoint sets are written out, each id with its set's smallest id,
+ * and freed; the edges that follow are kept on the side.
  */
 static void
 spill_sets(ClusterInput *in)
@@ -170,19 +170,14 @@ spill_sets(ClusterInput *in)
 	nd_unionfind *uf = in->uf;
 
 	ereport(DEBUG1,
-			(errmsg_internal("dedup_clusters: the disjoint sets would pass work_mem times hash_mem_multiplier: sorting the edges")));
+			(errmsg_internal("dedup_clusters: the disjoint sets would pass work_mem times hash_mem_multiplier: writing them out")));
 	ereport(DEBUG2,
 			(errmsg_internal("dedup_clusters: %u distinct ids in %zu bytes, budget %zu",
 							 uf->n, sets_bytes(in), in->budget)));
 	in->spill = nd_edge_spill_begin();
-	nd_progress_phase("sorting edges", -1);
+	nd_progress_phase("writing the sets out", -1);
 	for (uint32 i = 0; i < uf->n; i++)
-	{
-		int64		label = nd_uf_label(uf, i);
-
-		if (uf->id[i] != label)
-			nd_edge_spill_add(in->spill, uf->id[i], label);
-	}
+		nd_edge_spill_add_set(in->spill, uf->id[i], nd_uf_label(uf, i));
 	in->spilled_ids = uf->n;
 	MemoryContextDelete(in->sets_ctx);
 	in->sets_ctx = NULL;
@@ -284,12 +279,16 @@ pairs_shape(TupleDesc desc, double est_rows, void *arg)
 	 * About as many ids as the estimate says, so that the table seldom
 	 * grows; simplehash grows only to a larger power of two (it asserts so).
 	 */
-	/* ... and never past the sets' budget: the estimate may be far off */
-	est_ids = Min(est_ids, (double) (in->budget / 2 / sizeof(IdEntry)));
 	if (est_ids > 1024)
 	{
 		uint64		want = pg_nextpower2_64((uint64) Min(est_ids, (double) PRESIZE_MAX_IDS));
 
+		/*
+		 * ... and to at most a third of the sets' budget (a slot takes 16
+		 * bytes, an id 24 in the sets): an estimate may be far off.
+		 */
+		while (want > 1024 && want * sizeof(IdEntry) > in->budget / 3)
+			want /= 2;
 		if (want > in->map->size)
 			idmap_grow(in->map, want);
 	}

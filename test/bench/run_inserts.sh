@@ -15,8 +15,19 @@
 #   3. SINGLE (default 20000) single-row INSERTs, one statement each, into
 #      both tables: the same ratio and WAL per row.
 #   4. NQ (default 200) random query codes as KNN 10, quiet, and then while
-#      2 writers COPY into the indexed table at full rate: p50 and p99, and
-#      the ratio to the quiet figures.
+#      2 writers insert into the indexed table at full rate (10,000-row
+#      INSERTs back to back): p50 and p99, and the ratio to the quiet
+#      figures.  Then, the index settled and the quiet figures taken again,
+#      the same while the 2 writers are throttled to THROTTLED_ROWS_PER_S
+#      rows/s in all (default: half the rate the full-rate writers reached,
+#      a pace the background merges keep up with -- the table shows whether
+#      they did: the largest pending list and the flushes the writers had
+#      to do themselves), each in one session INSERTing THROTTLED_BATCH
+#      (default 1000) rows, committing and sleeping to its next batch.
+#      For each phase: the rows the writers added and their rate, the
+#      largest pending list, the flushes the writers did at the brake, the
+#      machine's busy share during the queries, and the share of the
+#      phase's samples in which a merge worker ran.
 #
 #   ROWS=100000000 INSERT_ROWS=5000000 bash test/bench/run_inserts.sh
 set -euo pipefail
@@ -31,6 +42,7 @@ nd_stage
 export ND_PG_OPTS=${ND_PG_OPTS:-"shared_buffers=4GB max_wal_size=20GB checkpoint_timeout=30min"}
 export ROWS=${ROWS:-10000000} INSERT_ROWS=${INSERT_ROWS:-2000000} BATCH=${BATCH:-100000}
 export SINGLE=${SINGLE:-20000} NQ=${NQ:-200}
+export THROTTLED_ROWS_PER_S=${THROTTLED_ROWS_PER_S:-} THROTTLED_BATCH=${THROTTLED_BATCH:-1000}
 
 nd_in_cluster bash -s <<'SCRIPT' 2>&1 | grep -v '^Dropping cluster'
 set -euo pipefail
@@ -124,8 +136,9 @@ printf "| primary key only | %.1f | 1 | %.0f |\n" "$sp" "$(awk "BEGIN { print $s
 printf "| primary key + hamming, merges counted | %.1f | %.2f | %.0f |\n" "$sm" \
 	"$(awk "BEGIN { print $sp / $sm }")" "$(awk "BEGIN { print $swm / $SINGLE }")"
 
-# --- KNN quiet and under 2 writers ----------------------------------------------
-q -c "CREATE TABLE qs AS SELECT ('x' || md5('query ' || i))::bit(64)::bigint::simhash64 AS q FROM generate_series(1, $NQ) i"
+# --- KNN quiet, under 2 writers at full rate, and throttled ---------------------
+q -c "CREATE TABLE qs AS SELECT ('x' || md5('query ' || i))::bit(64)::bigint::simhash64 AS q FROM generate_series(1, $NQ) i" \
+  -c "CREATE TABLE writers_stop ()"
 knn() {
 	q -c "SET max_parallel_workers_per_gather = 0" -c "
 		CREATE TEMP TABLE t (ms float8);
@@ -141,32 +154,141 @@ knn() {
 		SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 3) || ' ' ||
 		       round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 3) FROM t"
 }
-knn >/dev/null
-read -r k50 k99 <<<"$(knn)"
-rm -f "$work/stop" "$work/pending"
-for w in 1 2; do
-	( i=0
-	  while [ ! -e "$work/stop" ]; do
-		q -c "INSERT INTO m SELECT $((ROWS * 10 * w)) + $i * 10000 + g, ('x' || md5('w$w ' || ($i * 10000 + g)))::bit(64)::bigint::simhash64
-		      FROM generate_series(1, 10000) g" 2>/dev/null || true
-		i=$((i + 1))
+# jiffies of the whole machine (all cores): busy (user, nice, system, irq,
+# softirq), stolen, all
+jiffies() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
+# sampler: every 0.1 s until $work/stop, the pending list (the unsealed and
+# the sealed one, as in the COPY), the merge workers and the autovacuum
+# workers running, into $work/pending
+sampler() {
+	rm -f "$work/stop" "$work/pending"
+	( while [ ! -e "$work/stop" ]; do
+		q -c "SELECT pending_entries + sealed_entries,
+		             (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'neardup merge'),
+		             (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker')
+		      FROM hamming_stats('m_sh')" >>"$work/pending" 2>/dev/null || true
+		sleep 0.1
 	  done ) &
-done
-( while [ ! -e "$work/stop" ]; do
-	q -c "SELECT pending_entries + sealed_entries FROM hamming_stats('m_sh')" >>"$work/pending" 2>/dev/null || true
-	sleep 0.1
-  done ) &
-sleep 5
-read -r w50 w99 <<<"$(knn)"
-inserted=$(q -c "SELECT count(*) FROM m WHERE id > $ROWS * 10")
-touch "$work/stop"; wait
+}
+# sampled: sets maxpending, merging and autovac (% of the samples in which a
+# merge worker, an autovacuum worker ran)
+sampled() {
+	maxpending=$(cut -d'|' -f1 "$work/pending" | sort -n | tail -1)
+	merging=$(awk -F'|' '{ n++; if ($2 > 0) m++ } END { printf "%.0f", 100 * m / n }' "$work/pending")
+	autovac=$(awk -F'|' '{ n++; if ($3 > 0) m++ } END { printf "%.0f", 100 * m / n }' "$work/pending")
+}
+# timed_knn: knn, and the machine's busy and stolen share meanwhile: sets
+# p50 p99 busy steal
+timed_knn() {
+	local b0 s0 a0 b1 s1 a1
+	read -r b0 s0 a0 <<<"$(jiffies)"
+	read -r p50 p99 <<<"$(knn)"
+	read -r b1 s1 a1 <<<"$(jiffies)"
+	busy=$(awk "BEGIN { printf \"%.0f\", 100 * ($b1 - $b0) / ($a1 - $a0) }")
+	steal=$(awk "BEGIN { printf \"%.0f\", 100 * ($s1 - $s0) / ($a1 - $a0) }")
+}
+# quiet: timed_knn with no writer, sampled
+quiet() {
+	sampler
+	timed_knn
+	touch "$work/stop"
+	wait
+	sampled
+}
+# phase RATE BASE: timed_knn while 2 writers insert into m, writer w rows
+# with ids from BASE + w * 10^11 (BASE a multiple of 10^12); RATE 0: each
+# writer INSERTs 10,000-row batches back to back, one psql each; RATE > 0:
+# RATE rows/s over both, each writer in one session INSERTing
+# THROTTLED_BATCH rows, committing, and sleeping to the next batch's time.
+# Sets, besides timed_knn's and sampled's: added (rows), secs (writers
+# started to stopped), brake (flushes an inserting session did itself).
+phase() {
+	local rate=$1 base=$2 w t0 m0 m1
+	q -c "DELETE FROM writers_stop"
+	m0=$(q -c "SELECT insert_merges FROM hamming_stats('m_sh')")
+	sampler
+	t0=$(now)
+	for w in 1 2; do
+		if [ "$rate" = 0 ]; then
+			( i=0
+			  while [ ! -e "$work/stop" ]; do
+				q -c "INSERT INTO m SELECT $((base + w * 100000000000)) + $i * 10000 + g, ('x' || md5('w$w ' || ($i * 10000 + g)))::bit(64)::bigint::simhash64
+				      FROM generate_series(1, 10000) g" 2>/dev/null || true
+				i=$((i + 1))
+			  done ) &
+		else
+			q -c "DO \$\$
+				DECLARE
+				  b int := $THROTTLED_BATCH;
+				  every float8 := $THROTTLED_BATCH / ($rate / 2.0);
+				  i int := 0;
+				  t0 timestamptz := clock_timestamp();
+				BEGIN
+				  WHILE NOT EXISTS (SELECT FROM writers_stop) LOOP
+				    INSERT INTO m SELECT $((base + w * 100000000000)) + i * b + g, ('x' || md5('t$w ' || (i * b + g)))::bit(64)::bigint::simhash64
+				      FROM generate_series(1, b) g;
+				    COMMIT;
+				    i := i + 1;
+				    PERFORM pg_sleep(greatest(0, extract(epoch FROM t0 - clock_timestamp()) + i * every));
+				  END LOOP;
+				END \$\$" &
+		fi
+	done
+	sleep 5
+	timed_knn
+	touch "$work/stop"
+	q -c "INSERT INTO writers_stop DEFAULT VALUES"
+	wait
+	secs=$(awk "BEGIN { print $(now) - $t0 }")
+	added=$(q -c "SELECT count(*) FROM m WHERE id > $base AND id < $base + 1000000000000")
+	sampled
+	m1=$(q -c "SELECT insert_merges FROM hamming_stats('m_sh')")
+	brake=$((m1 - m0))
+}
+# row LABEL QUIET50 QUIET99 [RATE]: a line of the KNN table from the last
+# phase (no RATE: the quiet line, from quiet)
+row() {
+	if [ $# = 3 ]; then
+		printf "| %s | %s | %s | 1 | 1 | | | %s | | %s%% (%s%% stolen) | %s%% |\n" "$1" "$p50" "$p99" \
+			"$maxpending" "$busy" "$steal" "$merging"
+	else
+		printf "| %s | %s | %s | %.2f | %.2f | %s | %.0f | %s | %s | %s%% (%s%% stolen) | %s%% |\n" "$1" "$p50" "$p99" \
+			"$(awk "BEGIN { print $p50 / $2 }")" "$(awk "BEGIN { print $p99 / $3 }")" \
+			"$added" "$(awk "BEGIN { print $added / $secs }")" "$maxpending" "$brake" "$busy" "$steal" "$merging"
+	fi
+}
+# autovacuum kept out of the queries (the inserts above are past its
+# thresholds): the tables vacuumed, the index settled
+q -c "VACUUM ANALYZE p" -c "VACUUM ANALYZE m"
+settle
+knn >/dev/null
+autovacs=
+quiet
+k50=$p50 k99=$p99
+knn_rows=("$(row quiet "$k50" "$k99")")
+autovacs+=" $autovac%"
+phase 0 1000000000000
+fullrate=$(awk "BEGIN { printf \"%.0f\", $added / $secs }")
+knn_rows+=("$(row "2 writers inserting at full rate" "$k50" "$k99" 0)")
+autovacs+=" $autovac%"
+runs_full=$(q -c "SELECT string_agg(entries::text, ' ' ORDER BY run) FROM hamming_runs('m_sh')")
+# the throttled phase starts from a settled index, against its own quiet figures
+settle
+THROTTLED_ROWS_PER_S=${THROTTLED_ROWS_PER_S:-$((fullrate / 2))}
+quiet
+t50=$p50 t99=$p99
+knn_rows+=("$(row "quiet again, after the writers' merges" "$t50" "$t99")")
+autovacs+=" $autovac%"
+phase "$THROTTLED_ROWS_PER_S" 2000000000000
+knn_rows+=("$(row "2 writers throttled to $THROTTLED_ROWS_PER_S rows/s in all" "$t50" "$t99" "$THROTTLED_ROWS_PER_S")")
+autovacs+=" $autovac%"
 echo
-echo "| KNN 10, $NQ random queries | p50 ms | p99 ms | x quiet p50 | x quiet p99 |"
-echo "|---|---|---|---|---|"
-printf "| quiet | %s | %s | 1 | 1 |\n" "$k50" "$k99"
-printf "| 2 writers inserting at full rate | %s | %s | %.2f | %.2f |\n" "$w50" "$w99" \
-	"$(awk "BEGIN { print $w50 / $k50 }")" "$(awk "BEGIN { print $w99 / $k99 }")"
+echo "| KNN 10, $NQ random queries | p50 ms | p99 ms | x quiet p50 | x quiet p99 | rows the writers added | rows/s | largest pending list | flushes by the writers | CPU busy (2 cores) | merge worker running |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+printf "%s\n" "${knn_rows[@]}"
 echo
-echo "# the writers inserted $inserted rows meanwhile; largest pending list sampled: $(sort -n "$work/pending" | tail -1) entries"
+echo "# throttled: $THROTTLED_ROWS_PER_S rows/s over both writers, batches of $THROTTLED_BATCH (full rate: $fullrate rows/s)"
+echo "# an autovacuum worker ran in (% of samples, row by row):$autovacs"
+echo "# runs after full rate: $runs_full"
 echo "# runs: $(q -c "SELECT string_agg(entries::text, ' ' ORDER BY run) FROM hamming_runs('m_sh')")"
 SCRIPT

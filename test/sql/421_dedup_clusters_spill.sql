@@ -1,20 +1,23 @@
 --
 -- dedup_clusters past its memory: when its disjoint sets would pass
--- work_mem times hash_mem_multiplier, the edges go to external sorts and
--- their components are found in rounds of large-star and small-star
--- contraction.  Each graph is clustered twice, with work_mem at 1GB (in
--- memory) and at 64kB (sorted edges); the two answers must be the same.
--- The DEBUG1 line shows that the second run spilled.
+-- work_mem times hash_mem_multiplier, they are written out, and their
+-- components and the later edges' are found in rounds of large-star and
+-- small-star contraction over external sorts.  Each graph is clustered
+-- twice, with work_mem at 1GB (in memory) and at a small work_mem; the two
+-- answers must be the same.  The DEBUG1 lines show that the second run
+-- spilled, and which way it joined: every edge in the rounds when the sets
+-- spilled early (64kB), only the later edges relabelled by the sets when
+-- they spilled late (a few MB, most ids already in the sets).
 --
 SET hash_mem_multiplier = 1;
 
-CREATE FUNCTION public.spill_compare(q text)
+CREATE FUNCTION public.spill_compare(q text, small_work_mem text DEFAULT '64kB')
 RETURNS TABLE (ids bigint, clusters bigint, mismatches bigint)
 LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM set_config('work_mem', '1GB', true);
     CREATE TEMP TABLE in_memory AS SELECT * FROM dedup_clusters(q);
-    PERFORM set_config('work_mem', '64kB', true);
+    PERFORM set_config('work_mem', small_work_mem, true);
     PERFORM set_config('client_min_messages', 'debug1', true);
     CREATE TEMP TABLE sorted AS SELECT * FROM dedup_clusters(q);
     PERFORM set_config('client_min_messages', 'notice', true);
@@ -62,6 +65,22 @@ WHERE cluster_id = 900001;
 SELECT * FROM dedup_clusters('SELECT ids FROM grp') WHERE id IN (7, 40000, 77777, 88888);
 RESET work_mem;
 
+-- Spilling late: the sets hold most ids when the next batch would pass
+-- the budget, and only the later edges go through the rounds.  The random
+-- graph with a quarter of its edges again on other ids; the two chains;
+-- the groups with the giant one cut to its first 10,000 ids; a chain of
+-- 35,000 ids whose halves, written out as two sets, meet through a later
+-- pair, with later ids outside the sets (the chain's end, the groups'
+-- first pairs).
+SELECT * FROM spill_compare('SELECT a, b FROM rnd UNION ALL SELECT a + 40000, b FROM rnd WHERE a % 4 = 0', '2MB');
+SELECT * FROM spill_compare('SELECT i, i + 1 FROM generate_series(1, 19999) i
+                             UNION ALL SELECT -i, -i - 1 FROM generate_series(19999, 1, -1) i', '2MB');
+SELECT * FROM spill_compare('SELECT ids FROM grp WHERE cardinality(ids) < 100
+                             UNION ALL SELECT ids[1:10000] FROM grp WHERE cardinality(ids) > 100', '2MB');
+SELECT * FROM spill_compare('SELECT i, i + 1 FROM generate_series(1, 34999) i WHERE i <> 15000
+                             UNION ALL SELECT ids[1], ids[2] FROM grp
+                             UNION ALL SELECT 15000, 15001', '2MB');
+
 -- Small integer types and the extreme ids, among enough pairs to spill.
 SELECT * FROM spill_compare($$
     SELECT (i % 30000)::int2, (i + 7)::int4 FROM generate_series(1, 20000) i
@@ -79,6 +98,6 @@ SELECT count(*) FROM dedup_clusters('SELECT a, b FROM rnd');
 RESET work_mem;
 
 \set VERBOSITY default
-DROP FUNCTION public.spill_compare(text);
+DROP FUNCTION public.spill_compare(text, text);
 DROP TABLE rnd, grp;
 RESET hash_mem_multiplier;
