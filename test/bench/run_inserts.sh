@@ -19,15 +19,19 @@
 #      INSERTs back to back): p50 and p99, and the ratio to the quiet
 #      figures.  Then, the index settled and the quiet figures taken again,
 #      the same while the 2 writers are throttled to THROTTLED_ROWS_PER_S
-#      rows/s in all (default: half the rate the full-rate writers reached,
-#      a pace the background merges keep up with -- the table shows whether
-#      they did: the largest pending list and the flushes the writers had
-#      to do themselves), each in one session INSERTing THROTTLED_BATCH
-#      (default 1000) rows, committing and sleeping to its next batch.
+#      rows/s in all (default: half the rate the full-rate writers reached;
+#      whether the background merges kept up shows in the samples at the
+#      brake -- at 10M rows half the rate still met it in a few per cent of
+#      them, 8,000 rows/s never), each in one session INSERTing
+#      THROTTLED_BATCH (default 1000) rows, committing and sleeping to its
+#      next batch.
 #      For each phase: the rows the writers added and their rate, the
-#      largest pending list, the flushes the writers did at the brake, the
-#      machine's busy share during the queries, and the share of the
-#      phase's samples in which a merge worker ran.
+#      largest pending list and the share of samples in which it was at the
+#      brake (the writers waiting for a flush), the flushes the writers did
+#      themselves, the machine's busy share during the queries, and the
+#      share of the phase's samples in which a merge worker ran, and the
+#      queries' p50 and p99 split by whether a merge worker ran.  The
+#      tables are vacuumed before, so autovacuum stays out (checked).
 #
 #   ROWS=100000000 INSERT_ROWS=5000000 bash test/bench/run_inserts.sh
 set -euo pipefail
@@ -141,16 +145,17 @@ q -c "CREATE TABLE qs AS SELECT ('x' || md5('query ' || i))::bit(64)::bigint::si
   -c "CREATE TABLE writers_stop ()"
 knn() {
 	q -c "SET max_parallel_workers_per_gather = 0" -c "
-		CREATE TEMP TABLE t (ms float8);
+		CREATE TEMP TABLE t (at float8, ms float8);
 		DO \$\$
 		DECLARE t0 timestamptz; r record;
 		BEGIN
 		  FOR r IN SELECT q FROM qs LOOP
 		    t0 := clock_timestamp();
 		    PERFORM id FROM m ORDER BY sh <~> r.q LIMIT 10;
-		    INSERT INTO t VALUES (extract(epoch FROM clock_timestamp() - t0) * 1000);
+		    INSERT INTO t VALUES (extract(epoch FROM t0), extract(epoch FROM clock_timestamp() - t0) * 1000);
 		  END LOOP;
 		END \$\$;
+		COPY t TO '$work/knn';
 		SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 3) || ' ' ||
 		       round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 3) FROM t"
 }
@@ -165,15 +170,19 @@ sampler() {
 	( while [ ! -e "$work/stop" ]; do
 		q -c "SELECT pending_entries + sealed_entries,
 		             (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'neardup merge'),
-		             (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker')
+		             (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'),
+		             extract(epoch FROM now())
 		      FROM hamming_stats('m_sh')" >>"$work/pending" 2>/dev/null || true
 		sleep 0.1
 	  done ) &
 }
-# sampled: sets maxpending, merging and autovac (% of the samples in which a
-# merge worker, an autovacuum worker ran)
+# sampled: sets maxpending, braked (% of the samples in which the lists
+# were at the brake, a third past a flush at the default pending_limit:
+# inserts then wait for the worker's flush), merging and autovac (% of the
+# samples in which a merge worker, an autovacuum worker ran)
 sampled() {
 	maxpending=$(cut -d'|' -f1 "$work/pending" | sort -n | tail -1)
+	braked=$(awk -F'|' -v b=$((1024 * 1024 / 14 + 1024 * 1024 / 14 / 3)) '{ n++; if ($1 >= b) m++ } END { printf "%.0f", 100 * m / n }' "$work/pending")
 	merging=$(awk -F'|' '{ n++; if ($2 > 0) m++ } END { printf "%.0f", 100 * m / n }' "$work/pending")
 	autovac=$(awk -F'|' '{ n++; if ($3 > 0) m++ } END { printf "%.0f", 100 * m / n }' "$work/pending")
 }
@@ -244,17 +253,30 @@ phase() {
 	sampled
 	m1=$(q -c "SELECT insert_merges FROM hamming_stats('m_sh')")
 	brake=$((m1 - m0))
+	# the queries by whether a merge worker ran at the last sample before
+	# each began
+	bymerge=$(q -F' ' -c "CREATE TEMP TABLE k (at float8, ms float8)" \
+		-c "CREATE TEMP TABLE s (pending bigint, merging int, autovac int, at float8)" \
+		-c "COPY k FROM '$work/knn'" -c "COPY s FROM '$work/pending' (DELIMITER '|')" -c "
+		SELECT string_agg(format('%s %s queries, p50 %s p99 %s ms', CASE WHEN merging THEN 'while a merge worker ran:' ELSE 'while none ran:' END,
+		                         n, p50, p99), '; ' ORDER BY merging DESC)
+		FROM (SELECT merging, count(*) AS n,
+		             round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 1) AS p50,
+		             round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 1) AS p99
+		      FROM (SELECT k.ms, coalesce((SELECT s.merging > 0 FROM s WHERE s.at <= k.at ORDER BY s.at DESC LIMIT 1), false) AS merging
+		            FROM k) x
+		      GROUP BY merging) y")
 }
 # row LABEL QUIET50 QUIET99 [RATE]: a line of the KNN table from the last
 # phase (no RATE: the quiet line, from quiet)
 row() {
 	if [ $# = 3 ]; then
-		printf "| %s | %s | %s | 1 | 1 | | | %s | | %s%% (%s%% stolen) | %s%% |\n" "$1" "$p50" "$p99" \
-			"$maxpending" "$busy" "$steal" "$merging"
+		printf "| %s | %s | %s | 1 | 1 | | | %s | %s%% | | %s%% (%s%% stolen) | %s%% |\n" "$1" "$p50" "$p99" \
+			"$maxpending" "$braked" "$busy" "$steal" "$merging"
 	else
-		printf "| %s | %s | %s | %.2f | %.2f | %s | %.0f | %s | %s | %s%% (%s%% stolen) | %s%% |\n" "$1" "$p50" "$p99" \
+		printf "| %s | %s | %s | %.2f | %.2f | %s | %.0f | %s | %s%% | %s | %s%% (%s%% stolen) | %s%% |\n" "$1" "$p50" "$p99" \
 			"$(awk "BEGIN { print $p50 / $2 }")" "$(awk "BEGIN { print $p99 / $3 }")" \
-			"$added" "$(awk "BEGIN { print $added / $secs }")" "$maxpending" "$brake" "$busy" "$steal" "$merging"
+			"$added" "$(awk "BEGIN { print $added / $secs }")" "$maxpending" "$braked" "$brake" "$busy" "$steal" "$merging"
 	fi
 }
 # autovacuum kept out of the queries (the inserts above are past its
@@ -270,6 +292,7 @@ autovacs+=" $autovac%"
 phase 0 1000000000000
 fullrate=$(awk "BEGIN { printf \"%.0f\", $added / $secs }")
 knn_rows+=("$(row "2 writers inserting at full rate" "$k50" "$k99" 0)")
+bymerge_full=$bymerge
 autovacs+=" $autovac%"
 runs_full=$(q -c "SELECT string_agg(entries::text, ' ' ORDER BY run) FROM hamming_runs('m_sh')")
 # the throttled phase starts from a settled index, against its own quiet figures
@@ -283,11 +306,13 @@ phase "$THROTTLED_ROWS_PER_S" 2000000000000
 knn_rows+=("$(row "2 writers throttled to $THROTTLED_ROWS_PER_S rows/s in all" "$t50" "$t99" "$THROTTLED_ROWS_PER_S")")
 autovacs+=" $autovac%"
 echo
-echo "| KNN 10, $NQ random queries | p50 ms | p99 ms | x quiet p50 | x quiet p99 | rows the writers added | rows/s | largest pending list | flushes by the writers | CPU busy (2 cores) | merge worker running |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| KNN 10, $NQ random queries | p50 ms | p99 ms | x quiet p50 | x quiet p99 | rows the writers added | rows/s | largest pending list | samples at the brake | flushes by the writers | CPU busy (2 cores) | merge worker running |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 printf "%s\n" "${knn_rows[@]}"
 echo
 echo "# throttled: $THROTTLED_ROWS_PER_S rows/s over both writers, batches of $THROTTLED_BATCH (full rate: $fullrate rows/s)"
+echo "# full rate, the queries $bymerge_full"
+echo "# throttled, the queries $bymerge"
 echo "# an autovacuum worker ran in (% of samples, row by row):$autovacs"
 echo "# runs after full rate: $runs_full"
 echo "# runs: $(q -c "SELECT string_agg(entries::text, ' ' ORDER BY run) FROM hamming_runs('m_sh')")"
