@@ -211,12 +211,12 @@ nd_clusters_output_groups(nd_unionfind *uf, Tuplestorestate *tupstore,
 		put_group_row(tupstore, tupdesc, ids + used, pos - used);
 		while (pos < end)
 		{
-			uint32		n = Min(end - pos, max_row_ids - 1);
+			uint32		take = Min(end - pos, max_row_ids - 1);
 
 			/* the slot before is written already: the row's cluster_id goes there */
 			ids[pos - 1] = first;
-			put_group_row(tupstore, tupdesc, ids + pos - 1, n + 1);
-			pos += n;
+			put_group_row(tupstore, tupdesc, ids + pos - 1, take + 1);
+			pos += take;
 		}
 		used = end;
 	}
