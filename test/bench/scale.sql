@@ -8,7 +8,9 @@
 -- psql variables: rows (default 200000000), small (default 20000000),
 -- small_builds (default 10), nq (queries per kind, default 200), nseq
 -- (seq-scan samples per kind, default 5), check (1: hamming_check(index,
--- false) on the big index; default 0).
+-- false) on the big index; default 0), profile (1: keep the big table
+-- at the end, for run_scale.sh's PROFILE phase; default 0).  small_builds
+-- 0 skips the small table and its builds (no linear baseline).
 --
 -- Data: codes hashint8extended(i, 7)::simhash64 for i in 1..rows (as the
 -- 100M measurement of 0.2 was loaded, shared notes), 4 INSERT statements;
@@ -48,7 +50,12 @@ CREATE EXTENSION IF NOT EXISTS pageinspect;
 \else
 \set check 0
 \endif
+\if :{?profile}
+\else
+\set profile 0
+\endif
 \set nplanted 20000
+SELECT :small_builds > 0 AS do_small \gset
 
 CREATE FUNCTION pg_temp.say(msg text) RETURNS text LANGUAGE sql AS $$
     SELECT format('[%s] %s', to_char(clock_timestamp(), 'HH24:MI:SS'), msg)
@@ -235,10 +242,14 @@ FROM cases ORDER BY ord \gexec
 
 SELECT pg_temp.fig('database size with the big table and index', pg_size_pretty(pg_database_size(current_database()))),
        pg_temp.fig('WAL directory', (SELECT pg_size_pretty(sum(size)) FROM pg_ls_waldir()));
+\if :profile
+\else
 DROP TABLE doc;
+\endif
 
 -- ===== the small builds: the linear baseline (after the big table is
 -- dropped, so that they run on the machine the big build had) =====
+\if :do_small
 SELECT pg_temp.say(format('small table: the first %s rows', :'small'));
 DROP TABLE IF EXISTS small;
 CREATE TABLE small (id int, sh simhash64);
@@ -263,6 +274,9 @@ SELECT pg_temp.fig('build / (small_builds x mean small build)',
        pg_temp.fig('build time per row, big / small',
                    round(((:big_s / :total_rows) / (:small_mean / :small))::numeric, 3)::text
                    || ' (1.0 = linear; equals the line above when rows = small_builds x small)');
+\else
+SELECT 'NULL' AS small_mean \gset
+\endif
 
 \echo
 \echo '==================== summary ===================='
@@ -308,7 +322,7 @@ SELECT * FROM (VALUES
   ('index bytes/row <= 64', round(:big_bytes::numeric / :total_rows, 1)::text,
    CASE WHEN :big_bytes::numeric / :total_rows <= 64 THEN 'met' ELSE 'NOT met' END),
   ('build <= 1.2x of small_builds x small build', round((:big_s / (:small_builds * :small_mean))::numeric, 3)::text,
-   CASE WHEN :big_s / (:small_builds * :small_mean) <= 1.2 THEN 'met' ELSE 'NOT met' END),
+   CASE WHEN :small_builds = 0 THEN 'not measured' WHEN :big_s / (:small_builds * :small_mean) <= 1.2 THEN 'met' ELSE 'NOT met' END),
   ('radius 3 planted p50 <= 0.2 ms',
    (SELECT round(p50::numeric, 3)::text FROM i WHERE what = 'radius3' AND kind = 'planted'),
    (SELECT CASE WHEN p50 <= 0.2 THEN 'met' ELSE 'NOT met' END FROM i WHERE what = 'radius3' AND kind = 'planted')),
