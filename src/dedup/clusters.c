@@ -90,7 +90,6 @@ typedef struct ClusterInput
 	MemoryContext call_ctx;		/* the function's, where the spill lives */
 	Size		budget;			/* bytes the disjoint sets may take */
 	nd_edge_spill *spill;		/* once they have spilled: every edge goes here */
-	uint32		spilled_ids;
 	bool		arrays;			/* one integer-array column, not two ids */
 	Oid			type[2];		/* base types of the ids (of the elements) */
 	int16		elem_len;
@@ -178,7 +177,6 @@ spill_sets(ClusterInput *in)
 	nd_progress_phase("writing the sets out", -1);
 	for (uint32 i = 0; i < uf->n; i++)
 		nd_edge_spill_add_set(in->spill, uf->id[i], nd_uf_label(uf, i));
-	in->spilled_ids = uf->n;
 	MemoryContextDelete(in->sets_ctx);
 	in->sets_ctx = NULL;
 	in->uf = NULL;
@@ -192,8 +190,8 @@ flush_edges(ClusterInput *in)
 {
 	uint32		hash[EDGE_BATCH][2];
 
-	if (in->spill == NULL && in->nbatch > 0 &&
-		(sets_would_outgrow(in) || sets_bytes(in) > in->budget))
+	/* what the sets hold now is counted in what they could grow to */
+	if (in->spill == NULL && in->nbatch > 0 && sets_would_outgrow(in))
 		spill_sets(in);
 	if (in->spill != NULL)
 	{
@@ -396,7 +394,6 @@ nd_dedup_clusters(PG_FUNCTION_ARGS)
 	in.call_ctx = CurrentMemoryContext;
 	in.budget = get_hash_memory_limit();
 	in.spill = NULL;
-	in.spilled_ids = 0;
 	in.arrays = false;
 	in.npairs = 0;
 	in.nbatch = 0;
