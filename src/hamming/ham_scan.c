@@ -735,6 +735,56 @@ ham_scan_prefetch(IndexScanDesc scan)
 	}
 }
 
+/*
+ * The distance within which the scan expects `want` rows: those it has
+ * returned, those it holds, and for the rest of the runs as many as random
+ * codes would put there, P(Binomial(64, 1/2) <= r) of the runs.
+ */
+static int
+ham_expected_radius(HamScanOpaque so, int64 want)
+{
+	double		held = (double) so->returned;
+
+	for (int r = Max(so->complete + 1, 0); r < so->max_radius; r++)
+	{
+		double		unseen = 0;
+
+		held += (double) so->list[r].n;
+		for (int k = 0; k < so->nruns; k++)
+		{
+			held += (double) so->runs[k].levels[r].n;
+			unseen += (double) so->runs[k].dir->nentries;
+		}
+		if (held + unseen * nd_binomial_within(r) >= (double) want)
+			return r;
+	}
+	return so->max_radius;
+}
+
+/*
+ * A nearest-neighbour scan's first bound on the distances its steps keep,
+ * set before any step runs: a little past the distance within which random
+ * codes would put HAM_KNN_GUESS rows.  Without it the first steps (block
+ * distances 0 and 1) kept every entry of their m * (1 + w) block values,
+ * mostly 20 to 40 bits away -- some 200,000 entries at 200M rows, each
+ * unpermuted, stored and, in an index-only scan, looked up in the
+ * visibility map (a buffer each: 15% of the index's size in buffer
+ * lookups a query).  None of them could go out: a run's steps stop at its
+ * bound, and the flat pass that goes past it drops what the run holds
+ * beyond `complete`.  The bound only falls (ham_advance_run), so an entry
+ * a step dropped is never wanted below it: the guess costs time when it
+ * is wrong, never rows.
+ */
+static void
+ham_knn_first_bound(HamScanOpaque so)
+{
+	int			bound = Min(so->max_radius,
+							ham_expected_radius(so, HAM_KNN_GUESS) + HAM_KNN_SLACK);
+
+	for (int r = 0; r < so->nruns; r++)
+		so->runs[r].mih_bound = bound;
+}
+
 /* Read the metapage, the lists, the runs' headers: the start of a search. */
 static void
 ham_scan_start(IndexScanDesc scan)
@@ -800,6 +850,8 @@ ham_scan_start(IndexScanDesc scan)
 		ham_scan_prefetch(scan);
 
 	ham_scan_lists(scan);
+	if (so->ordered)
+		ham_knn_first_bound(so);
 }
 
 /*
@@ -962,32 +1014,6 @@ ham_run_flat(IndexScanDesc scan, HamScanRun *run, int lo, int hi, int64 want)
 }
 
 /*
- * The distance within which the scan expects `want` rows: those it has
- * returned, those it holds, and for the rest of the runs as many as random
- * codes would put there, P(Binomial(64, 1/2) <= r) of the runs.
- */
-static int
-ham_expected_radius(HamScanOpaque so, int64 want)
-{
-	double		held = (double) so->returned;
-
-	for (int r = Max(so->complete + 1, 0); r < so->max_radius; r++)
-	{
-		double		unseen = 0;
-
-		held += (double) so->list[r].n;
-		for (int k = 0; k < so->nruns; k++)
-		{
-			held += (double) so->runs[k].levels[r].n;
-			unseen += (double) so->runs[k].dir->nentries;
-		}
-		if (held + unseen * nd_binomial_within(r) >= (double) want)
-			return r;
-	}
-	return so->max_radius;
-}
-
-/*
  * The farthest distance a nearest-neighbour scan's flat pass over a run
  * needs to keep: the first, from the pass's first distance on, within which
  * the scan already holds `want` entries -- rows it returned, the lists', the
@@ -1069,10 +1095,11 @@ ham_advance_run(IndexScanDesc scan, HamScanRun *run)
 			{
 				/*
 				 * From here on the steps keep only the entries a little past
-				 * the expected distance: most of what they meet is farther.
-				 * Past that bound, flat passes take over.
+				 * the expected distance, now that the first steps' near
+				 * copies are known.  Never raised: an entry an earlier step
+				 * dropped would be missing below the new bound.
 				 */
-				run->mih_bound = Min(so->max_radius, target + HAM_KNN_SLACK);
+				run->mih_bound = Min(run->mih_bound, target + HAM_KNN_SLACK);
 			}
 		}
 		if (step > run->mih_bound)
