@@ -3,7 +3,7 @@
 # throwaway cluster: ROWS random codes + 20,000 planted near-copies, CREATE
 # INDEX at default options (seconds, size, bytes per row, the run's
 # directory layout), its time against SMALL_BUILDS builds at SMALL rows
-# (1.0x = linear), and radius 3 / KNN 10 latency (p50, p99, planning
+# (1.0x = linear), and radius 3 / KNN 10 / KNN 100 (random codes) latency (p50, p99, planning
 # included) on NQ planted and NQ random queries against a parallel
 # sequential scan of NSEQ of the same queries, whose answers they must
 # equal.  Every figure is a ratio to a baseline measured in the same run.

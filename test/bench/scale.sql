@@ -185,7 +185,8 @@ SELECT 'random', i, hashint8extended(i, 99)::simhash64 FROM generate_series(1, :
 CREATE TEMP TABLE workload (what text, sql text);
 INSERT INTO workload VALUES
   ('radius3', 'SELECT coalesce(string_agg(id::text, '','' ORDER BY id), '''') FROM doc WHERE sh <~> %L <= 3'),
-  ('knn10', 'SELECT string_agg(d::text, '','' ORDER BY d) FROM (SELECT sh <~> %L AS d FROM doc ORDER BY sh <~> %L LIMIT 10) s');
+  ('knn10', 'SELECT string_agg(d::text, '','' ORDER BY d) FROM (SELECT sh <~> %L AS d FROM doc ORDER BY sh <~> %L LIMIT 10) s'),
+  ('knn100', 'SELECT string_agg(d::text, '','' ORDER BY d) FROM (SELECT sh <~> %L AS d FROM doc ORDER BY sh <~> %L LIMIT 100) s');
 CREATE TEMP TABLE timing (path text, what text, kind text, qid int, ms float8, result text);
 
 CREATE FUNCTION pg_temp.use(path text) RETURNS void LANGUAGE plpgsql AS $$
@@ -220,7 +221,8 @@ END $$;
 
 CREATE TEMP TABLE cases (ord int, what text, kind text);
 INSERT INTO cases VALUES (1, 'radius3', 'planted'), (2, 'radius3', 'random'),
-                         (3, 'knn10', 'random'), (4, 'knn10', 'planted');
+                         (3, 'knn10', 'random'), (4, 'knn10', 'planted'),
+                         (5, 'knn100', 'random');
 
 \echo 'Plans (the index path, and the seq scan baseline):'
 SELECT pg_temp.use('hamming') \g /dev/null
