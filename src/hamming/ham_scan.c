@@ -513,7 +513,7 @@ ham_filters_pass(HamScanOpaque so, uint64 code)
 /*
  * Keep an entry at a level.  A level's arrays start small: a nearest-
  * neighbour scan keeps a few entries at each of some thirty distances of
- * each run (the steps keep every entry they meet), and at 64 entries a start
+ * each run (the steps keep every entry within their bound), and at 64 entries a start
  * a scan of a 1M-row index with four runs took 140kB, past glibc's trim
  * threshold, so that every scan's end gave the memory back to the kernel
  * and the next took it again (brk, page faults, a TLB shootdown each).
@@ -773,11 +773,11 @@ ham_expected_radius(HamScanOpaque so, int64 want)
  * mostly 20 to 40 bits away -- some 200,000 entries at 200M rows, each
  * unpermuted, stored and, in an index-only scan, looked up in the
  * visibility map (a buffer each: 15% of the index's size in buffer
- * lookups a query).  None of them could go out: a run's steps stop at its
- * bound, and the flat pass that goes past it drops what the run holds
- * beyond `complete`.  The bound only falls (ham_advance_run), so an entry
- * a step dropped is never wanted below it: the guess costs time when it
- * is wrong, never rows.
+ * lookups a query).  Those past the bound the scan set at block distance
+ * 2 could never go out: a run's steps stop at its bound, and the flat pass
+ * that goes past it drops what the run holds beyond `complete`.  The bound
+ * only falls (ham_advance_run), so an entry a step dropped is never wanted
+ * below it: the guess costs time when it is wrong, never rows.
  */
 static void
 ham_knn_first_bound(HamScanOpaque so)
@@ -1083,8 +1083,9 @@ ham_advance_run(IndexScanDesc scan, HamScanRun *run)
 		 * Nearest neighbours: when the steps up to the distance at which the
 		 * scan expects its first rows would cost more than a flat pass, which
 		 * is the case for a code with no near copy, stop stepping now.  The
-		 * steps at block distances 0 and 1 always run: they are cheap, and
-		 * they find the near copies that make the expectation right.
+		 * steps at block distances 0 and 1 run unless the first bound ends
+		 * them (ham_knn_first_bound): they are cheap, and they find the near
+		 * copies that make the expectation right.
 		 */
 		if (so->ordered && step >= 2 * run->dir->layout.nblocks && step <= run->mih_bound)
 		{

@@ -7,8 +7,10 @@
 -- far too low (their rows do not come out), and a cluster of live codes at
 -- 8-12 bits makes the first steps meet many entries beyond it: the answers
 -- must still be a sequential scan's, through plain and index-only scans.
--- 700,000 rows: enough that the scans run MIH steps past block distance 1
--- rather than a flat pass from the start (a mutation that lets the steps
+-- 700,000 rows: enough that the third query (no near copy, dead or live)
+-- runs MIH steps past block distance 1 rather than a flat pass; the first
+-- two take a flat pass after their first steps, which must find the rows
+-- 8-12 bits away that those steps dropped (a mutation that lets the steps
 -- run past the bound fails 10 of these answers).
 --
 
