@@ -513,10 +513,11 @@ ham_filters_pass(HamScanOpaque so, uint64 code)
 /*
  * Keep an entry at a level.  A level's arrays start small: a nearest-
  * neighbour scan keeps a few entries at each of some thirty distances of
- * each run (the steps keep every entry within their bound), and at 64 entries a start
- * a scan of a 1M-row index with four runs took 140kB, past glibc's trim
- * threshold, so that every scan's end gave the memory back to the kernel
- * and the next took it again (brk, page faults, a TLB shootdown each).
+ * each run (the steps keep every entry within their bound), and at 64
+ * entries a start a scan of a 1M-row index with four runs took 140kB, past
+ * glibc's trim threshold, so that every scan's end gave the memory back to
+ * the kernel and the next took it again (brk, page faults, a TLB shootdown
+ * each).
  */
 static void
 ham_level_add(HamScanOpaque so, HamLevel *level, ItemPointer tid, uint64 code)
@@ -768,16 +769,15 @@ ham_expected_radius(HamScanOpaque so, int64 want)
 /*
  * A nearest-neighbour scan's first bound on the distances its steps keep,
  * set before any step runs: a little past the distance within which random
- * codes would put HAM_KNN_GUESS rows.  Without it the first steps (block
- * distances 0 and 1) kept every entry of their m * (1 + w) block values,
- * mostly 20 to 40 bits away -- some 200,000 entries at 200M rows, each
- * unpermuted, stored and, in an index-only scan, looked up in the
- * visibility map (a buffer each: 15% of the index's size in buffer
- * lookups a query).  Those past the bound the scan set at block distance
- * 2 could never go out: a run's steps stop at its bound, and the flat pass
- * that goes past it drops what the run holds beyond `complete`.  The bound
- * only falls (ham_advance_run), so an entry a step dropped is never wanted
- * below it: the guess costs time when it is wrong, never rows.
+ * codes would put HAM_KNN_GUESS rows.  Unbounded, the first steps (block
+ * distances 0 and 1) would keep every entry of their m * (1 + w) block
+ * values, mostly 20 to 40 bits away -- some 200,000 entries at 200M rows,
+ * each unpermuted, stored and, in an index-only scan, looked up in the
+ * visibility map (a buffer each).  Entries past the bound the scan sets at
+ * block distance 2 never go out: a run's steps stop at its bound, and the
+ * flat pass that goes past it drops what the run holds beyond `complete`.
+ * The bound only falls (ham_advance_run), so an entry a step dropped is
+ * never wanted below it: the guess costs time when it is wrong, never rows.
  */
 static void
 ham_knn_first_bound(HamScanOpaque so)
