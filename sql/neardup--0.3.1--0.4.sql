@@ -471,6 +471,106 @@ COMMENT ON FUNCTION @extschema@.simhash_shard_clusters(pg_catalog.text, pg_catal
 
 -- ===== end section: the nightly union bounded by work_mem =====
 
+-- ===== section: block balls: one copy's search from one table =====
+
+/*
+ * hamming_block_ball(q, r, b, m): the codes within r bits of q that also
+ * agree with q on block b of m (simhash_block's blocks).  It is the search
+ * of copy b of a block-sharded layout, which answers for the rows whose
+ * block b equals the query's: a hamming index whose runs have m tables
+ * answers `sh <@ hamming_block_ball(q, r, b, m)` from table b alone, one
+ * block value, where `simhash_block(sh, b, m) = v AND sh <~> q <= r`
+ * probed r + 1 tables.  Its send function is made in neardup_internal by
+ * the next section, as the other types' are.
+ */
+CREATE TYPE @extschema@.hamming_block_ball;
+
+CREATE FUNCTION @extschema@.hamming_block_ball_in(pg_catalog.cstring)
+RETURNS @extschema@.hamming_block_ball
+AS 'MODULE_PATHNAME', 'hamming_block_ball_in'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.hamming_block_ball_out(@extschema@.hamming_block_ball)
+RETURNS pg_catalog.cstring
+AS 'MODULE_PATHNAME', 'hamming_block_ball_out'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.hamming_block_ball_recv(pg_catalog.internal)
+RETURNS @extschema@.hamming_block_ball
+AS 'MODULE_PATHNAME', 'hamming_block_ball_recv'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE @extschema@.hamming_block_ball (
+    INPUT = @extschema@.hamming_block_ball_in,
+    OUTPUT = @extschema@.hamming_block_ball_out,
+    RECEIVE = @extschema@.hamming_block_ball_recv,
+    INTERNALLENGTH = 16,
+    ALIGNMENT = double,
+    STORAGE = plain
+);
+
+COMMENT ON TYPE @extschema@.hamming_block_ball
+    IS 'the simhash64 values within a Hamming radius of a center that agree with it on one block: one copy''s search in a block-sharded layout';
+COMMENT ON FUNCTION @extschema@.hamming_block_ball_in(pg_catalog.cstring) IS 'I/O: a block ball from text';
+COMMENT ON FUNCTION @extschema@.hamming_block_ball_out(@extschema@.hamming_block_ball) IS 'I/O: a block ball to text';
+COMMENT ON FUNCTION @extschema@.hamming_block_ball_recv(pg_catalog.internal) IS 'I/O: a block ball from binary';
+
+CREATE FUNCTION @extschema@.hamming_block_ball(center @extschema@.simhash64, radius pg_catalog.int4,
+                                               block pg_catalog.int4, blocks pg_catalog.int4)
+RETURNS @extschema@.hamming_block_ball
+AS 'MODULE_PATHNAME', 'hamming_block_ball_make'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.hamming_block_ball(@extschema@.simhash64, pg_catalog.int4, pg_catalog.int4, pg_catalog.int4)
+    IS 'the fingerprints within radius bits of center (0 to 64) whose block `block` of `blocks` (as simhash_block cuts them) equals center''s: sh <@ hamming_block_ball(q, r, b, m)';
+
+-- the containment operators never fail (a block ball's block is checked when it is made)
+CREATE FUNCTION @extschema@.simhash64_within_block_ball(@extschema@.simhash64, @extschema@.hamming_block_ball)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'simhash64_within_block_ball'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE FUNCTION @extschema@.hamming_block_ball_contains(@extschema@.hamming_block_ball, @extschema@.simhash64)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'hamming_block_ball_contains_simhash64'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+COMMENT ON FUNCTION @extschema@.simhash64_within_block_ball(@extschema@.simhash64, @extschema@.hamming_block_ball)
+    IS 'implementation of the <@ operator (fingerprint in block ball)';
+COMMENT ON FUNCTION @extschema@.hamming_block_ball_contains(@extschema@.hamming_block_ball, @extschema@.simhash64)
+    IS 'implementation of the @> operator (block ball holds fingerprint)';
+
+CREATE OPERATOR @extschema@.<@ (
+    LEFTARG = @extschema@.simhash64,
+    RIGHTARG = @extschema@.hamming_block_ball,
+    FUNCTION = @extschema@.simhash64_within_block_ball,
+    COMMUTATOR = OPERATOR(@extschema@.@>),
+    RESTRICT = @extschema@.hamming_ball_restrict_sel,
+    JOIN = @extschema@.hamming_ball_join_sel
+);
+
+CREATE OPERATOR @extschema@.@> (
+    LEFTARG = @extschema@.hamming_block_ball,
+    RIGHTARG = @extschema@.simhash64,
+    FUNCTION = @extschema@.hamming_block_ball_contains,
+    COMMUTATOR = OPERATOR(@extschema@.<@),
+    RESTRICT = @extschema@.hamming_ball_restrict_sel,
+    JOIN = @extschema@.hamming_ball_join_sel
+);
+
+COMMENT ON OPERATOR @extschema@.<@ (@extschema@.simhash64, @extschema@.hamming_block_ball)
+    IS 'is within the block ball (within its radius, and equal on its block)';
+COMMENT ON OPERATOR @extschema@.@> (@extschema@.hamming_block_ball, @extschema@.simhash64)
+    IS 'block ball holds the fingerprint';
+
+-- both hamming operator families: the near-duplicate constraint's index answers it too
+ALTER OPERATOR FAMILY @extschema@.simhash64_hamming_ops USING hamming ADD
+    OPERATOR 5 @extschema@.<@ (@extschema@.simhash64, @extschema@.hamming_block_ball);
+ALTER OPERATOR FAMILY @extschema@.hamming_ball_hamming_ops USING hamming ADD
+    OPERATOR 5 @extschema@.<@ (@extschema@.simhash64, @extschema@.hamming_block_ball);
+
+-- ===== end section: block balls: one copy's search from one table =====
+
 -- ===== section: support functions in a schema of their own =====
 
 /*
@@ -511,6 +611,9 @@ ALTER FUNCTION @extschema@.simhash64_recv(pg_catalog.internal) SET SCHEMA neardu
 ALTER FUNCTION @extschema@.hamming_ball_in(pg_catalog.cstring) SET SCHEMA neardup_internal;
 ALTER FUNCTION @extschema@.hamming_ball_out(@extschema@.hamming_ball) SET SCHEMA neardup_internal;
 ALTER FUNCTION @extschema@.hamming_ball_recv(pg_catalog.internal) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.hamming_block_ball_in(pg_catalog.cstring) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.hamming_block_ball_out(@extschema@.hamming_block_ball) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.hamming_block_ball_recv(pg_catalog.internal) SET SCHEMA neardup_internal;
 ALTER FUNCTION @extschema@.simhash64_gist_key_in(pg_catalog.cstring) SET SCHEMA neardup_internal;
 ALTER FUNCTION @extschema@.simhash64_gist_key_out(@extschema@.simhash64_gist_key) SET SCHEMA neardup_internal;
 
@@ -532,6 +635,8 @@ ALTER FUNCTION @extschema@.simhash64_hamming(@extschema@.simhash64, @extschema@.
 ALTER FUNCTION @extschema@.simhash64_within_ball(@extschema@.simhash64, @extschema@.hamming_ball) SET SCHEMA neardup_internal;
 ALTER FUNCTION @extschema@.hamming_ball_contains(@extschema@.hamming_ball, @extschema@.simhash64) SET SCHEMA neardup_internal;
 ALTER FUNCTION @extschema@.hamming_ball_collides(@extschema@.hamming_ball, @extschema@.hamming_ball) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.simhash64_within_block_ball(@extschema@.simhash64, @extschema@.hamming_block_ball) SET SCHEMA neardup_internal;
+ALTER FUNCTION @extschema@.hamming_block_ball_contains(@extschema@.hamming_block_ball, @extschema@.simhash64) SET SCHEMA neardup_internal;
 ALTER FUNCTION @extschema@.hamming_ball_restrict_sel(pg_catalog.internal, pg_catalog.oid, pg_catalog.internal, pg_catalog.int4) SET SCHEMA neardup_internal;
 ALTER FUNCTION @extschema@.hamming_ball_join_sel(pg_catalog.internal, pg_catalog.oid, pg_catalog.internal, pg_catalog.int2, pg_catalog.internal) SET SCHEMA neardup_internal;
 
@@ -591,8 +696,9 @@ ALTER TYPE @extschema@.simhash64_gist_key SET SCHEMA neardup_internal;
 
 /*
  * The binary output functions of simhash64 and hamming_ball are made anew
- * in neardup_internal, and the old ones dropped, rather than moved: the
- * order of DROP EXTENSION ... CASCADE depends on it.  It visits the
+ * in neardup_internal, and the old ones dropped, rather than moved (and
+ * hamming_block_ball's is made there): the order of DROP EXTENSION ...
+ * CASCADE depends on it.  It visits the
  * extension's members newest first, each after what depends on it.  The
  * schema, newer than every function it holds, would lead it to the
  * operator class support functions before the types, and so before the
@@ -618,6 +724,13 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 ALTER TYPE @extschema@.hamming_ball SET (SEND = neardup_internal.hamming_ball_send);
 DROP FUNCTION @extschema@.hamming_ball_send(@extschema@.hamming_ball);
 COMMENT ON FUNCTION neardup_internal.hamming_ball_send(@extschema@.hamming_ball) IS 'I/O: a Hamming ball to binary';
+
+CREATE FUNCTION neardup_internal.hamming_block_ball_send(@extschema@.hamming_block_ball)
+RETURNS pg_catalog.bytea
+AS 'MODULE_PATHNAME', 'hamming_block_ball_send'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+ALTER TYPE @extschema@.hamming_block_ball SET (SEND = neardup_internal.hamming_block_ball_send);
+COMMENT ON FUNCTION neardup_internal.hamming_block_ball_send(@extschema@.hamming_block_ball) IS 'I/O: a block ball to binary';
 
 /*
  * The PL/pgSQL and SQL functions call their helpers as

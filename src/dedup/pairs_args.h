@@ -43,19 +43,4 @@ nd_check_pairs_args(int k, bool auto_blocks, int blocks)
 						Max(ND_PERMUTE_MIN_BLOCKS, k + 1), ND_PERMUTE_MAX_BLOCKS, k)));
 }
 
-/* 22023 unless block counts from 1 to blocks, and blocks is a layout's */
-static inline void
-nd_check_block_args(int block, int blocks)
-{
-	if (blocks < ND_PERMUTE_MIN_BLOCKS || blocks > ND_PERMUTE_MAX_BLOCKS)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("blocks must be between %d and %d",
-						ND_PERMUTE_MIN_BLOCKS, ND_PERMUTE_MAX_BLOCKS)));
-	if (block < 1 || block > blocks)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("block must be between 1 and blocks (%d)", blocks)));
-}
-
 #endif							/* ND_PAIRS_ARGS_H */

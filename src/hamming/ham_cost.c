@@ -33,7 +33,11 @@
 #include "hamming/hamming.h"
 #include "planner/radius_planner.h"
 
-/* The radius of an index condition: `<@ ball`, `&& ball` or `=`. */
+/*
+ * The radius of an index condition: `<@ ball`, `&& ball` or `=`.  A block
+ * ball's search (`<@ hamming_block_ball`) probes one block value of one
+ * table, as `=` does, and is costed as one.
+ */
 static int
 ham_clause_radius(PlannerInfo *root, RestrictInfo *rinfo)
 {
@@ -43,7 +47,7 @@ ham_clause_radius(PlannerInfo *root, RestrictInfo *rinfo)
 	if (IsA(op, OpExpr) && list_length(op->args) == 2 &&
 		(op->opno == cat->in_ball_op || op->opno == cat->collides_op))
 		return nd_ball_radius(root, (Node *) lsecond(op->args));
-	return 0;					/* equality */
+	return 0;					/* equality, or a block ball */
 }
 
 /* Cost of the MIH steps 0..radius, in planner units. */

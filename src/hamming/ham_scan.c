@@ -149,9 +149,14 @@ typedef struct HamScanOpaqueData
 								 * not in the index */
 	uint64		center;
 	int			max_radius;
+	uint64		amask;			/* block balls: bits that must equal center's */
+	int			ablock;			/* the driving block ball's block (from 0),
+								 * or -1 */
+	int			ablocks;		/* ... of so many blocks */
 	int			nfilters;
 	uint64	   *fcenter;
 	int		   *fradius;
+	uint64	   *fmask;
 
 	/* the search */
 	bool		started;
@@ -392,10 +397,18 @@ ham_endscan(IndexScanDesc scan)
 	pfree(so);
 }
 
-/* The center and radius of a condition; false if it holds no row. */
+/*
+ * A search key as a ball: its center, its radius, and for a block ball the
+ * bits that must equal the center's (0 for any other key) and its block
+ * (from 0) and blocks.  False when no code can match.
+ */
 static bool
-ham_key_ball(ScanKey key, uint64 *center, int *radius)
+ham_key_ball(ScanKey key, uint64 *center, int *radius, uint64 *mask, int *block,
+			 int *blocks)
 {
+	*mask = 0;
+	*block = -1;
+	*blocks = 0;
 	if (key->sk_flags & SK_ISNULL)
 		return false;
 	if (key->sk_strategy == HAM_STRATEGY_EQUAL)
@@ -410,6 +423,16 @@ ham_key_ball(ScanKey key, uint64 *center, int *radius)
 
 		*center = ball->center;
 		*radius = ball->radius;
+	}
+	else if (key->sk_strategy == HAM_STRATEGY_WITHIN_BLOCK)
+	{
+		HammingBlockBall *ball = DatumGetHammingBlockBallP(key->sk_argument);
+
+		*center = ball->center;
+		*radius = ball->radius;
+		*mask = hamming_block_mask(ball->block, ball->blocks);
+		*block = ball->block - 1;
+		*blocks = ball->blocks;
 	}
 	else
 		elog(ERROR, "unrecognized strategy number %d for a hamming index", key->sk_strategy);
@@ -454,58 +477,83 @@ ham_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	old = MemoryContextSwitchTo(so->scan_ctx);
 	so->fcenter = palloc(sizeof(uint64) * Max(scan->numberOfKeys, 1));
 	so->fradius = palloc(sizeof(int) * Max(scan->numberOfKeys, 1));
+	so->fmask = palloc(sizeof(uint64) * Max(scan->numberOfKeys, 1));
 	MemoryContextSwitchTo(old);
 	so->nfilters = 0;
+	so->amask = 0;
+	so->ablock = -1;
+	so->ablocks = 0;
 
-	/* unordered: the smallest ball drives the search */
+	/*
+	 * Unordered: the smallest ball drives the search, a block ball before
+	 * another of its radius (it probes one table).
+	 */
 	if (!so->ordered)
 	{
 		for (int i = 0; i < scan->numberOfKeys; i++)
 		{
-			uint64		c;
-			int			r;
+			uint64		c,
+						m;
+			int			r,
+						b,
+						bs;
 
-			if (!ham_key_ball(&scan->keyData[i], &c, &r))
+			if (!ham_key_ball(&scan->keyData[i], &c, &r, &m, &b, &bs))
 			{
 				so->none = true;
 				return;
 			}
-			if (driver < 0 || r < so->max_radius)
+			if (driver < 0 || r < so->max_radius ||
+				(r == so->max_radius && b >= 0 && so->ablock < 0))
 			{
 				driver = i;
 				so->center = c;
 				so->max_radius = r;
+				so->amask = m;
+				so->ablock = b;
+				so->ablocks = bs;
 			}
 		}
 	}
 	for (int i = 0; i < scan->numberOfKeys; i++)
 	{
-		uint64		c;
-		int			r;
+		uint64		c,
+					m;
+		int			r,
+					b,
+					bs;
 
 		if (i == driver)
 			continue;
-		if (!ham_key_ball(&scan->keyData[i], &c, &r))
+		if (!ham_key_ball(&scan->keyData[i], &c, &r, &m, &b, &bs))
 		{
 			so->none = true;
 			return;
 		}
 		if (c == so->center)
+		{
 			so->max_radius = Min(so->max_radius, r);
+			so->amask |= m;
+		}
 		else
 		{
 			so->fcenter[so->nfilters] = c;
 			so->fradius[so->nfilters] = r;
+			so->fmask[so->nfilters] = m;
 			so->nfilters++;
 		}
 	}
 }
 
+/* The conditions besides the driving ball's radius: blocks, other balls */
 static inline bool
 ham_filters_pass(HamScanOpaque so, uint64 code)
 {
+	if ((code ^ so->center) & so->amask)
+		return false;
 	for (int i = 0; i < so->nfilters; i++)
-		if (pg_popcount64(code ^ so->fcenter[i]) > so->fradius[i])
+		if (pg_popcount64(code ^ so->fcenter[i]) > so->fradius[i] ||
+			((code ^ so->fcenter[i]) & so->fmask[i]))
 			return false;
 	return true;
 }
@@ -697,6 +745,32 @@ ham_block_value_keys(int w, uint32 value, uint64 *lo, uint64 *hi)
 }
 
 /*
+ * The keys lo..hi of data page p of a table (n keys): their range
+ * [*b, *e), searched from where uniform keys would put lo.
+ */
+static inline void
+ham_page_range(const HamRunDir *dir, int table, uint32 p, const uint64 *keys, size_t n,
+			   uint64 lo, uint64 hi, size_t *b, size_t *e)
+{
+	nd_sorted_range_from(keys, n, lo, hi,
+						 nd_interpolate(ham_run_page_first(dir, table, p),
+										ham_run_page_next(dir, table, p, keys, n), n, lo),
+						 b, e);
+}
+
+/*
+ * Whether a run answers the scan's driving block ball from one table: the
+ * table that leads with the ball's block, when the run cuts codes into the
+ * ball's blocks.  Any other run searches the ball's radius and drops what
+ * differs on the block (ham_filters_pass).
+ */
+static inline bool
+ham_run_by_block(HamScanOpaque so, const HamScanRun *run)
+{
+	return so->ablock >= 0 && run->dir->layout.nblocks == so->ablocks;
+}
+
+/*
  * A radius search's first steps probe each table of each run for one block
  * value (a radius below the number of blocks needs no other): prefetch the
  * first page of each probe before the steps read them one by one.  The
@@ -712,6 +786,9 @@ ham_scan_prefetch(IndexScanDesc scan)
 		HamScanRun *run = &so->runs[r];
 		const nd_layout *l = &run->dir->layout;
 		double		spent = 0;
+
+		if (ham_run_by_block(so, run))
+			continue;
 
 		for (int step = 0; step <= so->max_radius && step < HAM_MAX_TABLES &&
 			 nd_mih_step_size(l, step) == 1; step++)
@@ -932,11 +1009,7 @@ ham_run_step(IndexScanDesc scan, HamScanRun *run, int step)
 			page = BufferGetPage(buf);
 			keys = HamPageCodes(page);
 			n = HamPageGetOpaque(page)->nentries;
-			nd_sorted_range_from(keys, n, lo, hi,
-								 nd_interpolate(ham_run_page_first(run->dir, table, p),
-												ham_run_page_next(run->dir, table, p, keys, n),
-												n, lo),
-								 &b, &e);
+			ham_page_range(run->dir, table, p, keys, n, lo, hi, &b, &e);
 			for (size_t i = b; i < e; i++)
 			{
 				int			d = pg_popcount64(keys[i] ^ qp);
@@ -962,6 +1035,54 @@ ham_run_step(IndexScanDesc scan, HamScanRun *run, int step)
 	pfree(run->step_values);
 	run->step_active = false;
 	return true;
+}
+
+/*
+ * A block ball's search of a run: the entries of one block value in one
+ * table, every one within the radius kept.  Returns the run's complete
+ * distance, the radius.
+ */
+static int
+ham_run_block(IndexScanDesc scan, HamScanRun *run)
+{
+	HamScanOpaque so = (HamScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+	const nd_layout *l = &run->dir->layout;
+	int			table = so->ablock;
+	uint64		qp = run->qperm[table];
+	uint64		lo,
+				hi;
+	uint32		p,
+				pend;
+
+	ham_block_value_keys(l->width[table], nd_block(l, table, so->center), &lo, &hi);
+	ham_run_table_pages(index, run->dir, table, (uint32) (lo >> 32), (uint32) (hi >> 32),
+						&p, &pend);
+	for (; p < pend; p++)
+	{
+		Buffer		buf = ham_read_run_page(index, run->dir, table, p);
+		Page		page = BufferGetPage(buf);
+		uint64	   *keys = HamPageCodes(page);
+		size_t		n = HamPageGetOpaque(page)->nentries,
+					b,
+					e;
+
+		ham_page_range(run->dir, table, p, keys, n, lo, hi, &b, &e);
+		for (size_t i = b; i < e; i++)
+		{
+			int			d = pg_popcount64(keys[i] ^ qp);
+			uint64		code;
+
+			if (d > so->max_radius)
+				continue;
+			code = nd_unpermute(l, table, keys[i]);
+			if (ham_filters_pass(so, code))
+				ham_found(scan, run->levels, d, &HamPageTids(page)[i], code);
+		}
+		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return so->max_radius;
 }
 
 /*
@@ -1068,6 +1189,11 @@ ham_advance_run(IndexScanDesc scan, HamScanRun *run)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 
+	if (ham_run_by_block(so, run))
+	{
+		run->complete = ham_run_block(scan, run);
+		return;
+	}
 	if (run->step_active)
 	{
 		if (ham_run_step(scan, run, run->next_step))
@@ -1270,6 +1396,11 @@ ham_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		double		mih = 0;
 		int			nsteps = nd_mih_steps_for_radius(so->max_radius);
 
+		if (ham_run_by_block(so, run))
+		{
+			ham_run_block(scan, run);
+			continue;
+		}
 		for (int t = 0; t < nsteps && mih <= run->flat_cost; t++)
 			mih += ham_step_cost(run, t);
 		if (mih <= run->flat_cost)

@@ -104,6 +104,12 @@ ham_validate(Oid opclassoid)
 					check_amop_signature(oprform->amopopr, BOOLOID,
 										 cat->hamming_ball_type, cat->hamming_ball_type);
 				break;
+			case HAM_STRATEGY_WITHIN_BLOCK:
+				ok = oprform->amoppurpose == AMOP_SEARCH &&
+					OidIsValid(cat->hamming_block_ball_type) &&
+					check_amop_signature(oprform->amopopr, BOOLOID,
+										 cat->simhash64_type, cat->hamming_block_ball_type);
+				break;
 			default:
 				ok = false;
 		}

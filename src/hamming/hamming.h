@@ -38,7 +38,8 @@
 #define HAM_STRATEGY_EQUAL		2	/* simhash64 = simhash64 */
 #define HAM_STRATEGY_DISTANCE	3	/* ORDER BY simhash64 <~> simhash64 */
 #define HAM_STRATEGY_COLLIDES	4	/* hamming_ball && hamming_ball */
-#define HAM_NSTRATEGIES			4
+#define HAM_STRATEGY_WITHIN_BLOCK 5 /* simhash64 <@ hamming_block_ball (0.4) */
+#define HAM_NSTRATEGIES			5
 
 #define HAM_METAPAGE_BLKNO		0
 #define HAM_MAGIC				0x48414d31	/* "HAM1" */

@@ -294,7 +294,8 @@ nd_radius_join_sel(PlannerInfo *root, Node *a, Node *b, Node *radius,
 
 /*
  * Take a ball expression apart: center and radius, or false when unknown
- * (a ball column, a parameter).
+ * (a ball column, a parameter).  A constant block ball is taken as its
+ * ball (their first fields are the same): the estimate of a superset.
  */
 static bool
 ball_parts(PlannerInfo *root, Node *ball, Node **center, Node **radius)
@@ -357,7 +358,9 @@ ball_clause_parts(PlannerInfo *root, List *args, Node **code, Node **center,
 	Node	   *right = (Node *) lsecond(args);
 	Node	   *ball;
 
-	if (exprType(left) == cat->hamming_ball_type)
+	if (exprType(left) == cat->hamming_ball_type ||
+		(OidIsValid(cat->hamming_block_ball_type) &&
+		 exprType(left) == cat->hamming_block_ball_type))
 		ball = left, *code = right;
 	else
 		ball = right, *code = left;

@@ -18,6 +18,7 @@
 #include "dedup/pairs_args.h"
 #include "dedup/query_rows.h"
 #include "dedup/simhash_clusters.h"
+#include "type/hamming_ball.h"
 #include "type/simhash64.h"
 
 /*

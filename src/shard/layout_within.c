@@ -9,7 +9,9 @@
  * Below the layout's blocks, one partition in each of the first
  * max_distance + 1 copies (the sharpened pigeonhole of nd_permute.h): copy b
  * answers for the rows whose first block equal to the fingerprint's is b, so
- * no row comes twice.  From `blocks` bits up, every partition of copy 1.
+ * no row comes twice, and searches them as a block ball (hamming_ball.h),
+ * one table of its hamming index.  From `blocks` bits up, every partition
+ * of copy 1.
  *
  * Each arm names the partition that holds the fingerprint's block value,
  * found from the copy's partition bounds in the relcache (the partition a
@@ -207,10 +209,15 @@ simhash_layout_within_sql(PG_FUNCTION_ARGS)
 			part = RelationGetRelid(copy);
 		if (b > 1)
 			appendStringInfoString(&sql, " UNION ALL ");
+		/*
+		 * The block ball is the index condition, which a hamming index of
+		 * the layout's blocks answers from the copy's own table; the block's
+		 * equality is the partition key's, for pruning.
+		 */
 		appendStringInfo(&sql,
 						 "SELECT id, sh, sh OPERATOR(%1$s.<~>) %2$s AS distance FROM %3$s "
 						 "WHERE %1$s.simhash_block(sh, %4$d, %5$d) OPERATOR(pg_catalog.=) %6$s "
-						 "AND sh OPERATOR(%1$s.<~>) %2$s OPERATOR(pg_catalog.<=) %7$d",
+						 "AND sh OPERATOR(%1$s.<@) %1$s.hamming_block_ball(%2$s, %7$d, %4$d, %5$d)",
 						 ext, q, qualified(part), b, l.blocks, psprintf(INT64_FORMAT, v), r);
 		/* the rows an earlier copy answers for */
 		for (int e = 1; e < b; e++)

@@ -138,6 +138,7 @@ nd_catalog(void)
 		c.namespace = nsp;
 		c.simhash64_type = nd_lookup_type("simhash64", nsp);
 		c.hamming_ball_type = nd_lookup_type("hamming_ball", nsp);
+		c.hamming_block_ball_type = nd_lookup_type("hamming_block_ball", nsp);
 		c.distance_fn = nd_lookup_func("hamming_distance", nsp, 2,
 									   c.simhash64_type, c.simhash64_type,
 									   InvalidOid);

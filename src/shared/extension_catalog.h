@@ -27,6 +27,7 @@ typedef struct NdCatalog
 	Oid			namespace;		/* the extension's schema */
 	Oid			simhash64_type;
 	Oid			hamming_ball_type;
+	Oid			hamming_block_ball_type;	/* 0.4 on; InvalidOid before */
 	Oid			hamming_fn;		/* simhash64_hamming(), behind <~> */
 	Oid			distance_fn;	/* hamming_distance() */
 	Oid			within_fn;		/* within(simhash64, simhash64, int4) */

@@ -18,6 +18,7 @@
 #include "fmgr.h"
 #include "port/pg_bitutils.h"
 
+#include "core/nd_permute.h"
 #include "type/simhash64.h"
 
 /* Radii are kept in [-1, 64]: -1 holds nothing, 64 holds everything. */
@@ -73,6 +74,64 @@ static inline bool
 hamming_balls_collide(const HammingBall *a, const HammingBall *b)
 {
 	return pg_popcount64(a->center ^ b->center) <= Min(a->radius, b->radius);
+}
+
+/*
+ * The block ball: the codes of a ball that also agree with its center on
+ * one block -- block `block` (from 1) of the code cut into `blocks` blocks
+ * as the permuted tables cut it (nd_permute.h), simhash_block()'s blocks.
+ * `sh <@ hamming_block_ball(q, r, b, m)` is the search of copy b of a
+ * block-sharded layout: a hamming index of m tables answers it from table
+ * b alone.  Its first fields are a HammingBall's.
+ */
+typedef struct HammingBlockBall
+{
+	uint64		center;
+	int32		radius;
+	int16		block;			/* from 1 */
+	int16		blocks;
+} HammingBlockBall;
+
+#define DatumGetHammingBlockBallP(X)	((HammingBlockBall *) DatumGetPointer(X))
+#define PG_GETARG_HAMMING_BLOCK_BALL_P(n) DatumGetHammingBlockBallP(PG_GETARG_DATUM(n))
+
+/* 22023 unless block counts from 1 to blocks, and blocks is a layout's */
+static inline void
+nd_check_block_args(int block, int blocks)
+{
+	if (blocks < ND_PERMUTE_MIN_BLOCKS || blocks > ND_PERMUTE_MAX_BLOCKS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("blocks must be between %d and %d",
+						ND_PERMUTE_MIN_BLOCKS, ND_PERMUTE_MAX_BLOCKS)));
+	if (block < 1 || block > blocks)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("block must be between 1 and blocks (%d)", blocks)));
+}
+
+/*
+ * The bits of block `block` (from 1) of `blocks`, in place: nd_layout_init's
+ * cut, the first 64 % blocks blocks one bit wider.
+ */
+static inline uint64
+hamming_block_mask(int block, int blocks)
+{
+	int			b = block - 1;
+	int			base = 64 / blocks;
+	int			wide = 64 % blocks;
+	int			start = b * base + Min(b, wide);
+	int			width = base + (b < wide ? 1 : 0);
+	uint64		from_start = ~UINT64CONST(0) >> start;
+
+	return start + width >= 64 ? from_start : from_start & ~(~UINT64CONST(0) >> (start + width));
+}
+
+static inline bool
+hamming_block_ball_contains(const HammingBlockBall *ball, uint64 code)
+{
+	return ((ball->center ^ code) & hamming_block_mask(ball->block, ball->blocks)) == 0 &&
+		pg_popcount64(ball->center ^ code) <= ball->radius;
 }
 
 #endif							/* HAMMING_BALL_H */

@@ -15,6 +15,7 @@ CREATE TABLE rl_state (id int8, cluster_id int8);
 CREATE TEMP TABLE rl_calls (fn regprocedure, max_radius int, call text);
 INSERT INTO rl_calls VALUES
     ('hamming_ball(simhash64,integer)', 64, $$SELECT hamming_ball('0000000000000000', %s)$$),
+    ('hamming_block_ball(simhash64,integer,integer,integer)', 64, $$SELECT hamming_block_ball('0000000000000000', %s, 1, 4)$$),
     ('simhash_recall(double precision,integer)', 64, $$SELECT simhash_recall(0.8, %s)$$),
     ('simhash_similar_exact(simhash64,simhash64,text,text,double precision,integer,integer,text,bigint)', 64,
      $$SELECT count(*) FROM rl WHERE simhash_similar_exact(sh, '0000000000000000', 'a b c d', 'a b c d', 0.8, %s)$$),

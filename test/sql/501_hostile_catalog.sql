@@ -58,6 +58,7 @@ INSERT INTO hostile_values VALUES
     ('regtype[]', '''{}'''), ('regtype[]', '''{NULL}'''), ('regtype[]', '''{text}'''),
     ('simhash64', '''0000000000000000'''), ('simhash64', '''ffffffffffffffff'''),
     ('hamming_ball', '''(0000000000000000,0)'''), ('hamming_ball', '''(ffffffffffffffff,64)'''),
+    ('hamming_block_ball', '''(0000000000000000,0,1,2)'''), ('hamming_block_ball', '''(ffffffffffffffff,64,16,16)'''),
     ('int4[]', '''{}'''), ('int4[]', '''{NULL}'''), ('int4[]', '''{{1,2},{3,4}}'''), ('int4[]', '''[5:7]={1,2,3}'''),
     ('int4[]', 'array_fill(7, ARRAY[100000])'), ('int4[]', '''{2147483647,-2147483648}'''),
     ('int8[]', '''{}'''), ('int8[]', '''{NULL}'''), ('int8[]', '''{{1,2},{3,4}}'''), ('int8[]', '''[5:7]={1,2,3}'''),
@@ -107,6 +108,7 @@ SELECT CASE
     WHEN typ = 'regtype[]'::regtype THEN '''{int8}'''
     WHEN typ = 'simhash64'::regtype THEN '''0123456789abcdef'''
     WHEN typ = 'hamming_ball'::regtype THEN '''(0123456789abcdef,3)'''
+    WHEN typ = 'hamming_block_ball'::regtype THEN '''(0123456789abcdef,3,2,4)'''
     WHEN typ = 'int4[]'::regtype THEN 'minhash(''the quick brown fox''::text, 16)'
     WHEN typ = 'int8[]'::regtype THEN '''{1,2,3,4}'''
     WHEN typ = 'real[]'::regtype THEN '''{1,2,3}'''

@@ -152,12 +152,11 @@ ok(      nd_lines($plan, qr/Async Foreign Scan/) == 4
 	  && @parts == 4
 	  && (
 		grep {
-				 /Remote SQL: .*WHERE .*public\.within\(sh, /
-			  && /simhash_block\(sh, [1-4], 4\) = [0-9]+/
+				 /Remote SQL: .*WHERE .*sh OPERATOR\(public\.<\@\) '\([0-9a-f]{16},3,([1-4]),4\)'::public\.hamming_block_ball.*simhash_block\(sh, \1, 4\) = [0-9]+/
 		} split /\n/,
 		$plan) == 4
 	  && $servers <= 4,
-	"radius 3: the plan reads one partition of each of the 4 copies (@parts on $servers servers), the block and the radius shipped"
+	"radius 3: the plan reads one partition of each of the 4 copies (@parts on $servers servers), each copy's block ball and block shipped"
 );
 my ($remote) = $plan =~ /Remote SQL: (.*)/;
 my ($part1) = $remote =~ /FROM public\.(fp_b1_p[0-9]+)/;
@@ -173,8 +172,8 @@ for my $s (@names)
 }
 like(
 	$splan,
-	qr/Index Scan using ${part1}_sh_idx/,
-	'the shard answers with its hamming index');
+	qr/Index Scan using ${part1}_sh_idx.*\n\s*Index Cond: \(sh <\@ '[^']*'::hamming_block_ball\)/,
+	'the shard answers with its hamming index, the block ball its condition');
 
 # until no connection of the coordinator is left on any shard (a backend
 # reports its statistics before it leaves pg_stat_activity)
