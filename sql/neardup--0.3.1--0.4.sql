@@ -571,6 +571,87 @@ ALTER OPERATOR FAMILY @extschema@.hamming_ball_hamming_ops USING hamming ADD
 
 -- ===== end section: block balls: one copy's search from one table =====
 
+-- ===== section: a layout's copies keep the tables they search =====
+
+/*
+ * simhash_shard_create gives copy b > 1 of a layout a hamming index of the
+ * one table that leads with block b (WITH (blocks = m, only_block = b)):
+ * copy b is only asked for block balls of block b, and such an index is a
+ * quarter of a 4-block one.  Copy 1 keeps a table per block (with the
+ * layout's blocks), for the searches from `blocks` bits up and nearest
+ * neighbours.  Layouts of 2 or more than 8 blocks, and the tables of the
+ * near-duplicate constraint, keep their indexes as before.  Tables made
+ * before this version keep theirs (doc/scale-out.md says how to rebuild
+ * them).
+ */
+CREATE OR REPLACE FUNCTION @extschema@.simhash_shard_create(layout pg_catalog.text,
+                                                 blocks pg_catalog.int4 DEFAULT 4,
+                                                 partitions pg_catalog.int4 DEFAULT 16,
+                                                 exclude_within pg_catalog.int4 DEFAULT NULL)
+RETURNS pg_catalog.int4
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    nsp pg_catalog.text := pg_catalog.current_schema()::pg_catalog.text;
+    t pg_catalog.text;
+    made pg_catalog.int4 := 0;
+BEGIN
+    IF layout IS NULL OR blocks IS NULL OR partitions IS NULL THEN
+        RAISE EXCEPTION '% must not be null',
+            CASE WHEN layout IS NULL THEN 'layout' WHEN blocks IS NULL THEN 'blocks' ELSE 'partitions' END
+            USING ERRCODE = '22004';
+    END IF;
+    PERFORM @extschema@.simhash_layout_check_args(blocks, partitions);
+    IF exclude_within OPERATOR(pg_catalog.<) 0 OR exclude_within OPERATOR(pg_catalog.>=) blocks THEN
+        RAISE EXCEPTION 'exclude_within must be between 0 and blocks - 1 (%)', blocks OPERATOR(pg_catalog.-) 1
+            USING ERRCODE = '22023',
+                  DETAIL = 'Two rows within blocks - 1 bits share a partition of some copy, where its constraint sees both; farther apart they may share none.';
+    END IF;
+    IF nsp IS NULL THEN
+        RAISE EXCEPTION 'no schema has been selected to create in' USING ERRCODE = '3F000';
+    END IF;
+    -- the longest name first
+    PERFORM @extschema@.simhash_layout_name(layout,
+        pg_catalog.format('_b%s_p%s_clusters', blocks, partitions OPERATOR(pg_catalog.-) 1));
+    FOR b IN 1 .. blocks LOOP
+        FOR p IN 0 .. partitions OPERATOR(pg_catalog.-) 1 LOOP
+            t := pg_catalog.format('%s_b%s_p%s', layout, b, p);
+            EXECUTE pg_catalog.format(
+                'CREATE TABLE %1$I.%2$I (id pg_catalog.int8 PRIMARY KEY, sh @extschema@.simhash64 NOT NULL)',
+                nsp, t);
+            IF exclude_within IS NULL AND (blocks OPERATOR(pg_catalog.<) 3 OR blocks OPERATOR(pg_catalog.>) 8) THEN
+                -- a cut no hamming index has: its own 4 blocks
+                EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I USING hamming (sh)', nsp, t);
+            ELSIF exclude_within IS NULL THEN
+                -- copy 1 serves every search (radius from blocks up,
+                -- nearest neighbours); copy b only block balls of block b
+                EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I USING hamming (sh) WITH (blocks = %3$s%4$s)',
+                    nsp, t, blocks,
+                    CASE WHEN b OPERATOR(pg_catalog.>) 1 THEN ', only_block = ' OPERATOR(pg_catalog.||) b ELSE '' END);
+            ELSE
+                -- its index serves the radius searches too (radius_index.c)
+                EXECUTE pg_catalog.format(
+                    'ALTER TABLE %1$I.%2$I ADD EXCLUDE USING hamming '
+                    '(@extschema@.hamming_ball(sh, %3$s) WITH OPERATOR(@extschema@.&&))',
+                    nsp, t, exclude_within);
+            END IF;
+            -- one row per cluster, its ids in order (the first is its
+            -- cluster_id): half the text of its edges to the coordinator
+            EXECUTE pg_catalog.format(
+                'CREATE VIEW %1$I.%3$I AS SELECT %4$s::pg_catalog.int4 AS part, c.ids '
+                'FROM @extschema@.simhash_shard_clusters(%5$L, %6$s, %7$s) c',
+                nsp, t, t OPERATOR(pg_catalog.||) '_clusters',
+                (b OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.*) partitions OPERATOR(pg_catalog.+) p,
+                pg_catalog.format('SELECT id, sh FROM %I.%I', nsp, t), b, blocks);
+            made := made OPERATOR(pg_catalog.+) 1;
+        END LOOP;
+    END LOOP;
+    RETURN made;
+END
+$$;
+
+-- ===== end section: a layout's copies keep the tables they search =====
+
 -- ===== section: support functions in a schema of their own =====
 
 /*

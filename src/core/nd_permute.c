@@ -26,6 +26,17 @@ nd_layout_init(nd_layout *l, int nblocks)
 	}
 }
 
+void
+nd_layout_init_one(nd_layout *l, int nblocks, int block)
+{
+	nd_layout	cut;
+
+	nd_layout_init(&cut, nblocks);
+	nd_layout_init(l, 1);
+	l->width[0] = cut.width[block];
+	l->start[0] = cut.start[block];
+}
+
 int
 nd_probe_radius(const nd_layout *l, int radius, int table)
 {

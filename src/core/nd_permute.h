@@ -42,6 +42,14 @@ typedef struct nd_layout
 /* nblocks must be in [ND_PERMUTE_MIN_BLOCKS, ND_PERMUTE_MAX_BLOCKS] */
 extern void nd_layout_init(nd_layout *l, int nblocks);
 
+/*
+ * One table of nd_layout_init(nblocks)'s: the one that leads with block
+ * `block` (from 0), as a layout of one table.  Multi-index hashing over it
+ * is exact (a code within r bits is within r bits on the block), its steps
+ * the block values at each distance from the query's.
+ */
+extern void nd_layout_init_one(nd_layout *l, int nblocks, int block);
+
 static inline uint64_t
 nd_rotl64(uint64_t x, unsigned n)
 {

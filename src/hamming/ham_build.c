@@ -41,7 +41,7 @@ ham_build_callback(Relation index, ItemPointer tid, Datum *values,
 
 /* Write the metapage: the first page of the index. */
 static void
-ham_write_meta(Relation index, int nblocks)
+ham_write_meta(Relation index, int nblocks, int only_block)
 {
 	Buffer		buf = ham_new_buffer(index);
 	GenericXLogState *state;
@@ -51,7 +51,7 @@ ham_write_meta(Relation index, int nblocks)
 		elog(ERROR, "index \"%s\" is not empty", RelationGetRelationName(index));
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
-	ham_init_meta_page(page, nblocks);
+	ham_init_meta_page(page, nblocks, only_block);
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(buf);
 }
@@ -99,6 +99,7 @@ ham_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	HamBuildState bs;
 	double		reltuples;
 	int			nblocks = ham_option_blocks(index);
+	int			only_block = ham_option_only_block(index);
 	uint32		epoch;
 	uint64		nentries;
 	BlockNumber header;
@@ -114,10 +115,10 @@ ham_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	 * pages being written here, which belong to no run yet.
 	 */
 	ham_maintenance_lock(index);
-	ham_write_meta(index, nblocks);
+	ham_write_meta(index, nblocks, only_block);
 	epoch = ham_take_epoch(index);
 
-	bs.writer = ham_run_writer_begin(index, nblocks, epoch, maintenance_work_mem);
+	bs.writer = ham_run_writer_begin(index, nblocks, only_block, epoch, maintenance_work_mem);
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   ham_build_callback, (void *) &bs, NULL);
 	header = ham_run_writer_finish(bs.writer, NULL, 0, &nentries, NULL);
@@ -137,7 +138,7 @@ ham_buildempty(Relation index)
 {
 	Page		metapage = (Page) palloc(BLCKSZ);
 
-	ham_init_meta_page(metapage, ham_option_blocks(index));
+	ham_init_meta_page(metapage, ham_option_blocks(index), ham_option_only_block(index));
 	PageSetChecksumInplace(metapage, HAM_METAPAGE_BLKNO);
 	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, HAM_METAPAGE_BLKNO,
 			  (char *) metapage, true);

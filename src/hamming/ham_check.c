@@ -185,17 +185,20 @@ check_run(HamCheckState *st, const HamSnapshot *snap, const HamRunRef *run)
 	if (run->header == HAM_METAPAGE_BLKNO || run->header >= st->nblocks)
 		corrupt(st, HAM_METAPAGE_BLKNO, "a run header is outside the index");
 	ham_run_dir_open(st->index, run->header, run->epoch, &dir);
-	if ((int) dir.header->nblocks != snap->nblocks)
+	if (dir.cut != snap->nblocks ||
+		(int) dir.header->nblocks != (snap->only_block > 0 ? 1 : snap->nblocks) ||
+		(snap->only_block > 0 && dir.lead[0] != snap->only_block - 1))
 		corrupt(st, run->header,
-				psprintf("the run has %u tables, the metapage says %d",
-						 dir.header->nblocks, snap->nblocks));
+				psprintf("the run has %u tables of %d blocks, the metapage says %d blocks%s",
+						 dir.header->nblocks, dir.cut, snap->nblocks,
+						 snap->only_block > 0 ? psprintf(", only block %d", snap->only_block) : ""));
 	/* VACUUM lowers the metapage's count to the live entries (ham_vacuum.c) */
 	if (run->nentries > dir.nentries)
 		corrupt(st, run->header,
 				psprintf("the run was written with " UINT64_FORMAT " entries, the metapage says " UINT64_FORMAT,
 						 dir.nentries, run->nentries));
 
-	for (int t = 0; t < snap->nblocks; t++)
+	for (int t = 0; t < dir.layout.nblocks; t++)
 	{
 		uint64		count = 0,
 					digest = 0,

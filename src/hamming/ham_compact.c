@@ -114,7 +114,7 @@ ham_rewrite_pick(Relation index, const HamSnapshot *snap, bool may_relocate, boo
 		pages = ham_run_pages(&dir);
 		pfree(dir.header);
 		used += pages;
-		needed = ceil((double) snap->runs[r].nentries / HAM_PAGE_CAPACITY) * snap->nblocks;
+		needed = ceil((double) snap->runs[r].nentries / HAM_PAGE_CAPACITY) * dir.layout.nblocks;
 		if (needed < data * HAM_SPARSE_FILL && data - needed > most)
 		{
 			most = data - needed;
@@ -186,8 +186,8 @@ ham_compact_step(Relation index, bool *relocated)
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 
-	header = ham_run_write(index, snap.nblocks, new_epoch, NULL, snap.runs + first, take,
-						   uneven, &nentries, &added);
+	header = ham_run_write(index, snap.nblocks, snap.only_block, new_epoch, NULL,
+						   snap.runs + first, take, uneven, &nentries, &added);
 
 	/*
 	 * Swap: the runs taken are where they were (flushes only append, and

@@ -36,7 +36,8 @@
 /*
  * The radius of an index condition: `<@ ball`, `&& ball` or `=`.  A block
  * ball's search (`<@ hamming_block_ball`) probes one block value of one
- * table, as `=` does, and is costed as one.
+ * table, as `=` does, and is costed as one (in an index of one table, that
+ * of another block searches its ball: the cost is low then).
  */
 static int
 ham_clause_radius(PlannerInfo *root, RestrictInfo *rinfo)
@@ -74,7 +75,7 @@ ham_mih_cost(const nd_layout *l, double ntuples, int radius,
  * counts as one run.
  */
 static int
-ham_run_shares(Oid indexoid, double *share, double *pending)
+ham_run_shares(Oid indexoid, double *share, double *pending, nd_layout *layout)
 {
 	Relation	index = index_open(indexoid, NoLock);
 	HamSnapshot snap;
@@ -90,6 +91,9 @@ ham_run_shares(Oid indexoid, double *share, double *pending)
 	}
 	ham_read_snapshot(index, &snap);
 	index_close(index, NoLock);
+	/* an index of one table: its steps are the block values at each distance */
+	if (snap.only_block > 0)
+		nd_layout_init_one(layout, snap.nblocks, snap.only_block - 1);
 	for (int r = 0; r < snap.nruns; r++)
 		total += (double) snap.runs[r].nentries;
 	total += (double) ham_unflushed_entries(&snap);
@@ -138,7 +142,7 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	}
 
 	get_tablespace_page_costs(index->reltablespace, &spc_random_page_cost, &spc_seq_page_cost);
-	/* the default layout: an option other than that changes little */
+	/* the default layout: another `blocks` changes little */
 	nd_layout_init(&layout, 4);
 	if (index->hypothetical)
 	{
@@ -148,7 +152,7 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		pending = 0;
 	}
 	else
-		nruns = ham_run_shares(index->indexoid, share, &pending);
+		nruns = ham_run_shares(index->indexoid, share, &pending, &layout);
 
 	sel = quals ? clauselist_selectivity(root, quals, index->rel->relid, JOIN_INNER, NULL) : 1.0;
 	rows = Max(sel * index->rel->tuples, 1.0);

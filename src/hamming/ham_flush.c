@@ -169,7 +169,8 @@ ham_flush_list(Relation index, bool by_insert, bool wait_compaction, int64 *flus
 	int			ntake = 0;
 	bool		compact_locked = false;
 	uint32		new_epoch;
-	int			nblocks;
+	int			nblocks,
+				only_block;
 	bool		uneven;
 	HamList		sealed;
 	BlockNumber header;
@@ -221,6 +222,7 @@ ham_flush_list(Relation index, bool by_insert, bool wait_compaction, int64 *flus
 	if (nruns < HAM_MAX_RUNS)
 		ntake = 0;
 	nblocks = meta->nblocks;
+	only_block = meta->only_block;
 	uneven = (meta->flags & HAM_META_RUN_UNEVEN) != 0;
 	new_epoch = meta->next_epoch++;
 	/* from here on, pages may be left that belong to nothing */
@@ -239,8 +241,8 @@ ham_flush_list(Relation index, bool by_insert, bool wait_compaction, int64 *flus
 	}
 
 	/* 2. the new run */
-	header = ham_run_write(index, nblocks, new_epoch, &sealed, runs + nruns - ntake, ntake,
-						   uneven, &nentries, flushed);
+	header = ham_run_write(index, nblocks, only_block, new_epoch, &sealed,
+						   runs + nruns - ntake, ntake, uneven, &nentries, flushed);
 
 	/* 3. swap: the runs are as read above (only compactions remove any) */
 	metabuf = ReadBuffer(index, HAM_METAPAGE_BLKNO);

@@ -39,7 +39,7 @@
 #define HAM_DEFAULT_BLOCKS	4
 
 static relopt_kind ham_relopt_kind;
-static relopt_parse_elt ham_relopt_tab[3];
+static relopt_parse_elt ham_relopt_tab[4];
 static object_access_hook_type prev_object_access_hook = NULL;
 
 static void ham_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId,
@@ -72,6 +72,12 @@ ham_init_reloptions(void)
 	ham_relopt_tab[2].optname = "background_merge";
 	ham_relopt_tab[2].opttype = RELOPT_TYPE_BOOL;
 	ham_relopt_tab[2].offset = offsetof(HamOptions, background_merge);
+	add_int_reloption(ham_relopt_kind, "only_block",
+					  "Keep only the table that leads with this block (from 1; 0: a table per block): an index for block balls of that block",
+					  0, 0, HAM_MAX_TABLES, AccessExclusiveLock);
+	ham_relopt_tab[3].optname = "only_block";
+	ham_relopt_tab[3].opttype = RELOPT_TYPE_INT;
+	ham_relopt_tab[3].offset = offsetof(HamOptions, only_block);
 
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = ham_object_access;
@@ -90,7 +96,7 @@ ham_blocks_of(HamOptions *opts)
  * metapage's number of tables, so the option could only apply when the
  * index is built anew, and an option that \d+ shows but the index does not
  * follow misleads.  A change to the count the index already has
- * is allowed.  Called after the catalog row is updated, before the command
+ * is allowed.  The same for only_block.  Called after the catalog row is updated, before the command
  * ends (the row is seen with SnapshotSelf, as sepgsql does); the relcache
  * entry still has the old options.
  */
@@ -106,7 +112,9 @@ ham_check_blocks_unchanged(Oid relid)
 	Datum		reloptions;
 	bool		isnull;
 	int			old_blocks,
-				new_blocks;
+				new_blocks,
+				old_only,
+				new_only;
 	HamOptions *opts;
 	HamSnapshot snap;
 
@@ -135,13 +143,16 @@ ham_check_blocks_unchanged(Oid relid)
 							  &isnull);
 	opts = isnull ? NULL : (HamOptions *) ham_options(reloptions, false);
 	new_blocks = ham_blocks_of(opts);
+	new_only = opts ? opts->only_block : 0;
 	systable_endscan(scan);
 	table_close(pg_class, AccessShareLock);
 
 	/* immediate: the command that altered the index holds a stronger lock */
 	index = relation_open(relid, AccessShareLock);
 	old_blocks = ham_blocks_of((HamOptions *) index->rd_options);
-	if (new_blocks == old_blocks || RelationGetNumberOfBlocks(index) == 0)
+	old_only = ham_option_only_block(index);
+	if ((new_blocks == old_blocks && new_only == old_only) ||
+		RelationGetNumberOfBlocks(index) == 0)
 	{
 		relation_close(index, AccessShareLock);
 		return;
@@ -156,6 +167,16 @@ ham_check_blocks_unchanged(Oid relid)
 						   snap.nblocks),
 				 errhint("Build a new index with WITH (blocks = %d), CONCURRENTLY to keep serving queries, then drop this one.",
 						 new_blocks)));
+	if (new_only != snap.only_block)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot change option \"only_block\" of hamming index \"%s\"",
+						RelationGetRelationName(index)),
+				 errdetail("Its runs keep %s; \"only_block\" applies only when an index is built.",
+						   snap.only_block > 0 ? psprintf("only the table of block %d", snap.only_block)
+						   : "a table per block"),
+				 errhint("Build a new index with WITH (only_block = %d), CONCURRENTLY to keep serving queries, then drop this one.",
+						 new_only)));
 	relation_close(index, AccessShareLock);
 }
 
@@ -183,6 +204,12 @@ ham_options(Datum reloptions, bool validate)
 				 errmsg("value %d out of bounds for option \"blocks\"", opts->blocks),
 				 errdetail("Valid values are 0 (the default, %d blocks) and %d to %d.",
 						   HAM_DEFAULT_BLOCKS, HAM_MIN_TABLES, HAM_MAX_TABLES)));
+	if (opts && opts->only_block > ham_blocks_of(opts))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("value %d out of bounds for option \"only_block\"", opts->only_block),
+				 errdetail("Valid values are 0 (a table per block) and 1 to \"blocks\" (%d).",
+						   ham_blocks_of(opts))));
 	return (bytea *) opts;
 }
 
@@ -190,6 +217,15 @@ int
 ham_option_blocks(Relation index)
 {
 	return ham_blocks_of((HamOptions *) index->rd_options);
+}
+
+/* The only_block option: 0, or the block (from 1) of the one table kept */
+int
+ham_option_only_block(Relation index)
+{
+	HamOptions *opts = (HamOptions *) index->rd_options;
+
+	return opts ? opts->only_block : 0;
 }
 
 /* The pending_limit option in entries */

@@ -27,7 +27,7 @@ ham_empty_list(HamList *list, uint32 epoch)
 }
 
 void
-ham_init_meta_page(Page page, int nblocks)
+ham_init_meta_page(Page page, int nblocks, int only_block)
 {
 	HamMetaPageData *meta;
 
@@ -37,6 +37,7 @@ ham_init_meta_page(Page page, int nblocks)
 	meta->magic = HAM_MAGIC;
 	meta->version = HAM_VERSION;
 	meta->nblocks = nblocks;
+	meta->only_block = only_block;
 	meta->run_header = InvalidBlockNumber;
 	meta->run_epoch = 0;
 	ham_empty_list(&meta->pending, 1);
@@ -55,6 +56,11 @@ ham_meta_check(Relation index, HamMetaPageData *meta)
 				 errmsg("index \"%s\" is not a hamming index of version %d",
 						RelationGetRelationName(index), HAM_VERSION),
 				 errhint("REINDEX it.")));
+	if (meta->only_block > meta->nblocks)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has a damaged metapage: only block %u of %u",
+						RelationGetRelationName(index), meta->only_block, meta->nblocks)));
 }
 
 /*
@@ -108,6 +114,7 @@ void
 ham_meta_snapshot(Relation index, const HamMetaPageData *meta, HamSnapshot *snap)
 {
 	snap->nblocks = meta->nblocks;
+	snap->only_block = meta->only_block;
 	snap->nruns = ham_meta_get_runs(index, meta, snap->runs);
 	snap->run_entries = 0;
 	for (int i = 0; i < snap->nruns; i++)

@@ -47,7 +47,11 @@ ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch, HamRunDir *di
 	HamRunHeader *h;
 
 	h = HamPageGetRunHeader(BufferGetPage(buf));
-	if (h->nblocks < HAM_MIN_TABLES || h->nblocks > HAM_MAX_TABLES ||
+	if (((h->nblocks < HAM_MIN_TABLES || h->nblocks > HAM_MAX_TABLES) &&
+		 (h->nblocks != 1 ||
+		  h->tables[HAM_RUN_CUT_SLOT].ndata < HAM_MIN_TABLES ||
+		  h->tables[HAM_RUN_CUT_SLOT].ndata > HAM_MAX_TABLES ||
+		  h->tables[HAM_RUN_CUT_SLOT].ndir >= h->tables[HAM_RUN_CUT_SLOT].ndata)) ||
 		h->ndirs > (uint32) HAM_RUN_MAX_DIRS ||
 		(h->dir_levels != HAM_RUN_DIRS_FLAT && h->dir_levels != HAM_RUN_DIRS_INDEXED))
 		ereport(ERROR,
@@ -59,7 +63,20 @@ ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch, HamRunDir *di
 	UnlockReleaseBuffer(buf);
 
 	dir->epoch = epoch;
-	nd_layout_init(&dir->layout, dir->header->nblocks);
+	if (dir->header->nblocks == 1)
+	{
+		/* one table, of the `only_block` option (hamming.h) */
+		dir->cut = (int) dir->header->tables[HAM_RUN_CUT_SLOT].ndata;
+		dir->lead[0] = (int) dir->header->tables[HAM_RUN_CUT_SLOT].ndir;
+		nd_layout_init_one(&dir->layout, dir->cut, dir->lead[0]);
+	}
+	else
+	{
+		dir->cut = (int) dir->header->nblocks;
+		for (int t = 0; t < dir->cut; t++)
+			dir->lead[t] = t;
+		nd_layout_init(&dir->layout, dir->header->nblocks);
+	}
 	dir->nentries = dir->header->nentries;
 	for (int t = 0; t < HAM_MAX_TABLES; t++)
 	{

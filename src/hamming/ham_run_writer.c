@@ -88,7 +88,9 @@ typedef struct HamMemEntry
 struct HamRunWriter
 {
 	Relation	index;
-	nd_layout	layout;
+	nd_layout	layout;			/* of the tables it writes */
+	int			cut;			/* their blocks are of this many */
+	int			only_block;		/* 0, or the one table's block (from 1) */
 	uint32		epoch;
 	MemoryContext cxt;			/* of the writer and its arrays */
 	int			sort_kb;		/* memory of each tuplesort */
@@ -109,17 +111,25 @@ struct HamRunWriter
 };
 
 HamRunWriter *
-ham_run_writer_begin(Relation index, int nblocks, uint32 epoch, int work_mem_kb)
+ham_run_writer_begin(Relation index, int nblocks, int only_block, uint32 epoch,
+					 int work_mem_kb)
 {
 	HamRunWriter *w = palloc0(sizeof(HamRunWriter));
+	int			ntables;
 
 	w->index = index;
-	nd_layout_init(&w->layout, nblocks);
+	w->cut = nblocks;
+	w->only_block = only_block;
+	if (only_block > 0)
+		nd_layout_init_one(&w->layout, nblocks, only_block - 1);
+	else
+		nd_layout_init(&w->layout, nblocks);
+	ntables = w->layout.nblocks;
 	w->epoch = epoch;
 	w->cxt = CurrentMemoryContext;
-	w->sort_kb = Max(64, Min(work_mem_kb / nblocks, HAM_SORT_MAX_KB));
+	w->sort_kb = Max(64, Min(work_mem_kb / ntables, HAM_SORT_MAX_KB));
 	/* the array and a keyed copy, in the memory the tuplesorts would take */
-	w->max_mem = (uint64) w->sort_kb * nblocks * 1024 / (2 * sizeof(HamMemEntry));
+	w->max_mem = (uint64) w->sort_kb * ntables * 1024 / (2 * sizeof(HamMemEntry));
 	return w;
 }
 
@@ -412,7 +422,8 @@ finish_count_inputs(HamRunWriter *w, HamRunDir **old, int nold)
 
 	for (int r = 0; r < nold; r++)
 	{
-		if ((int) old[r]->header->nblocks != w->layout.nblocks)
+		if ((int) old[r]->header->nblocks != w->layout.nblocks || old[r]->cut != w->cut ||
+			(w->only_block > 0 && old[r]->lead[0] != w->only_block - 1))
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("index \"%s\" has a run of %u tables, its metapage says %d",
@@ -432,6 +443,11 @@ finish_begin_output(HamRunWriter *w, HamRunOutput *out, uint64 upper)
 	ham_init_page(out->header_image, HAM_KIND_RUN_HEADER, w->epoch, 0);
 	out->header = HamPageGetRunHeader(out->header_image);
 	out->header->nblocks = nblocks;
+	if (w->only_block > 0)
+	{
+		out->header->tables[HAM_RUN_CUT_SLOT].ndata = (uint32) w->cut;
+		out->header->tables[HAM_RUN_CUT_SLOT].ndir = (uint32) (w->only_block - 1);
+	}
 	out->header->dir_levels = HAM_RUN_DIRS_FLAT;
 	out->header->ndirs = 0;
 	out->upper = upper;
@@ -682,9 +698,9 @@ ham_run_add_table0(Relation index, HamRunWriter *writer, HamRunDir *run)
  * *added gets the entries taken from the list.
  */
 BlockNumber
-ham_run_write(Relation index, int nblocks, uint32 epoch, const HamList *sealed,
-			  const HamRunRef *runs, int nold, bool uneven, uint64 *nentries,
-			  int64 *added)
+ham_run_write(Relation index, int nblocks, int only_block, uint32 epoch,
+			  const HamList *sealed, const HamRunRef *runs, int nold, bool uneven,
+			  uint64 *nentries, int64 *added)
 {
 	HamRunFeed feed;
 	HamRunDir **old = palloc(sizeof(HamRunDir *) * Max(nold, 1));
@@ -697,7 +713,7 @@ ham_run_write(Relation index, int nblocks, uint32 epoch, const HamList *sealed,
 		ham_run_dir_open(index, runs[r].header, runs[r].epoch, old[r]);
 	}
 	feed.index = index;
-	feed.writer = ham_run_writer_begin(index, nblocks, epoch, maintenance_work_mem);
+	feed.writer = ham_run_writer_begin(index, nblocks, only_block, epoch, maintenance_work_mem);
 	feed.added = 0;
 	if (sealed)
 		ham_list_walk(index, sealed, ham_run_add_list_page, &feed);
@@ -712,7 +728,7 @@ ham_run_write(Relation index, int nblocks, uint32 epoch, const HamList *sealed,
 		ereport(LOG,
 				(errmsg("hamming index \"%s\": the tables of its runs hold different entries; writing the new run from tables 0",
 						RelationGetRelationName(index))));
-		feed.writer = ham_run_writer_begin(index, nblocks, epoch, maintenance_work_mem);
+		feed.writer = ham_run_writer_begin(index, nblocks, only_block, epoch, maintenance_work_mem);
 		if (sealed)
 			ham_list_walk(index, sealed, ham_run_add_list_page, &feed);
 	}

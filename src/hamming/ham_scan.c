@@ -759,15 +759,20 @@ ham_page_range(const HamRunDir *dir, int table, uint32 p, const uint64 *keys, si
 }
 
 /*
- * Whether a run answers the scan's driving block ball from one table: the
- * table that leads with the ball's block, when the run cuts codes into the
- * ball's blocks.  Any other run searches the ball's radius and drops what
- * differs on the block (ham_filters_pass).
+ * The table of a run that answers the scan's driving block ball, or -1:
+ * the table that leads with the ball's block, when the run cuts codes into
+ * the ball's blocks and has that table.  A run with none searches the
+ * ball's radius and drops what differs on the block (ham_filters_pass).
  */
-static inline bool
-ham_run_by_block(HamScanOpaque so, const HamScanRun *run)
+static inline int
+ham_run_block_table(HamScanOpaque so, const HamScanRun *run)
 {
-	return so->ablock >= 0 && run->dir->layout.nblocks == so->ablocks;
+	if (so->ablock < 0 || run->dir->cut != so->ablocks)
+		return -1;
+	for (int t = 0; t < run->dir->layout.nblocks; t++)
+		if (run->dir->lead[t] == so->ablock)
+			return t;
+	return -1;
 }
 
 /*
@@ -787,7 +792,7 @@ ham_scan_prefetch(IndexScanDesc scan)
 		const nd_layout *l = &run->dir->layout;
 		double		spent = 0;
 
-		if (ham_run_by_block(so, run))
+		if (ham_run_block_table(so, run) >= 0)
 			continue;
 
 		for (int step = 0; step <= so->max_radius && step < HAM_MAX_TABLES &&
@@ -1048,7 +1053,7 @@ ham_run_block(IndexScanDesc scan, HamScanRun *run)
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
 	const nd_layout *l = &run->dir->layout;
-	int			table = so->ablock;
+	int			table = ham_run_block_table(so, run);
 	uint64		qp = run->qperm[table];
 	uint64		lo,
 				hi;
@@ -1087,6 +1092,9 @@ ham_run_block(IndexScanDesc scan, HamScanRun *run)
 
 /*
  * A flat pass over table 0 of a run: the entries at distances lo and up.
+ * Distances are the same between codes rotated alike, so the pass reads
+ * the table as stored (rotated in a run of one table) against the query
+ * rotated so.
  * It keeps whole distances only, from lo up to the first at which it holds
  * `want` entries (always lo in full), dropping the farthest distance
  * whenever the nearer ones hold enough -- a top-k selection on a 65-value
@@ -1114,15 +1122,17 @@ ham_run_flat(IndexScanDesc scan, HamScanRun *run, int lo, int hi, int64 want)
 		page = BufferGetPage(buf);
 		n = HamPageGetOpaque(page)->nentries;
 		codes = HamPageCodes(page);
-		k = nd_hamming_within(codes, n, so->center, hi, idx, dist);
+		/* table 0 as stored: rotated in a run of one table (hamming.h) */
+		k = nd_hamming_within(codes, n, run->qperm[0], hi, idx, dist);
 		for (size_t j = 0; j < k; j++)
 		{
 			int			d = dist[j];
 			int			i = idx[j];
+			uint64		code = nd_unpermute(&run->dir->layout, 0, codes[i]);
 
-			if (d < lo || d > hi || !ham_filters_pass(so, codes[i]))
+			if (d < lo || d > hi || !ham_filters_pass(so, code))
 				continue;
-			if (!ham_found(scan, run->levels, d, &HamPageTids(page)[i], codes[i]) || so->tbm)
+			if (!ham_found(scan, run->levels, d, &HamPageTids(page)[i], code) || so->tbm)
 				continue;
 			stored++;
 			while (hi > lo && stored - run->levels[hi].n >= want)
@@ -1189,7 +1199,7 @@ ham_advance_run(IndexScanDesc scan, HamScanRun *run)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 
-	if (ham_run_by_block(so, run))
+	if (ham_run_block_table(so, run) >= 0)
 	{
 		run->complete = ham_run_block(scan, run);
 		return;
@@ -1396,7 +1406,7 @@ ham_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		double		mih = 0;
 		int			nsteps = nd_mih_steps_for_radius(so->max_radius);
 
-		if (ham_run_by_block(so, run))
+		if (ham_run_block_table(so, run) >= 0)
 		{
 			ham_run_block(scan, run);
 			continue;

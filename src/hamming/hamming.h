@@ -154,7 +154,12 @@ typedef struct HamMetaPageData
 	uint32		flags;			/* HAM_META_* */
 	uint32		nmore_runs;		/* runs after the first, in more_runs */
 	uint32		compactions;	/* for the statistics */
-	uint32		pad;
+	/*
+	 * 0: runs have a table per block; else (0.4 on) only the table that
+	 * leads with this block (from 1), the `only_block` option.  0.2 and 0.3
+	 * wrote 0 here.
+	 */
+	uint32		only_block;
 	HamRunRef	more_runs[HAM_MAX_RUNS - 1];	/* oldest first */
 } HamMetaPageData;
 
@@ -194,9 +199,17 @@ typedef struct HamRunTable
 #define HAM_MAX_TABLES			8
 #define HAM_MIN_TABLES			3
 
+/*
+ * A run of an index with the `only_block` option has one table: its header
+ * says nblocks 1, and keeps the cut in the last slot of `tables`, unused by
+ * a run of one table: the blocks (3 to 8) in its ndata, the block its
+ * table leads with (from 0) in its ndir.
+ */
+#define HAM_RUN_CUT_SLOT		(HAM_MAX_TABLES - 1)
+
 typedef struct HamRunHeader
 {
-	uint32		nblocks;
+	uint32		nblocks;		/* tables: the blocks, or 1 (above) */
 	uint32		dir_levels;		/* HAM_RUN_DIRS_FLAT or _INDEXED */
 	uint64		nentries;
 	HamRunTable tables[HAM_MAX_TABLES];
@@ -216,6 +229,8 @@ typedef struct HamOptions
 	int			blocks;			/* 0: chosen from the row count at build */
 	int			pending_limit;	/* kB; -1: the default */
 	bool		background_merge;	/* inserts leave flushes to a worker */
+	int			only_block;		/* 0: a table per block; else only the
+								 * table of this block (from 1) */
 } HamOptions;
 
 #define HAM_DEFAULT_PENDING_LIMIT_KB	1024
@@ -228,7 +243,9 @@ typedef struct HamOptions
 typedef struct HamRunDir
 {
 	uint32		epoch;
-	nd_layout	layout;
+	nd_layout	layout;			/* of its tables */
+	int			cut;			/* the blocks its tables' blocks are of */
+	int			lead[HAM_MAX_TABLES];	/* the block table t leads with */
 	uint64		nentries;
 	uint32		ndata[HAM_MAX_TABLES];
 
@@ -264,6 +281,7 @@ typedef struct HamRunDir
 typedef struct HamSnapshot
 {
 	int			nblocks;
+	int			only_block;		/* HamMetaPageData.only_block */
 	int			nruns;
 	HamRunRef	runs[HAM_MAX_RUNS]; /* oldest first */
 	uint64		run_entries;	/* of every run */
@@ -288,6 +306,7 @@ ham_unflushed_entries(const HamSnapshot *snap)
 extern void ham_init_reloptions(void);
 extern bytea *ham_options(Datum reloptions, bool validate);
 extern int	ham_option_blocks(Relation index);
+extern int	ham_option_only_block(Relation index);
 extern bool ham_option_background_merge(Relation index);
 extern uint64 ham_flush_threshold(Relation index);
 extern bool ham_indexes_balls(Relation index);
@@ -313,7 +332,7 @@ extern void ham_page_set_free(Relation index, Buffer buf);
 
 /* ham_meta.c: the metapage */
 extern void ham_empty_list(HamList *list, uint32 epoch);
-extern void ham_init_meta_page(Page page, int nblocks);
+extern void ham_init_meta_page(Page page, int nblocks, int only_block);
 extern void ham_meta_check(Relation index, HamMetaPageData *meta);
 extern int	ham_meta_get_runs(Relation index, const HamMetaPageData *meta, HamRunRef *runs);
 extern void ham_meta_set_runs(HamMetaPageData *meta, const HamRunRef *runs, int n);
@@ -349,13 +368,14 @@ ham_value_code(bool balls, Datum value)
 /* ham_run_writer.c: writing a run */
 typedef struct HamRunWriter HamRunWriter;
 
-extern HamRunWriter *ham_run_writer_begin(Relation index, int nblocks, uint32 epoch,
-										  int work_mem_kb);
+extern HamRunWriter *ham_run_writer_begin(Relation index, int nblocks, int only_block,
+										  uint32 epoch, int work_mem_kb);
 extern void ham_run_writer_add(HamRunWriter *w, uint64 code, ItemPointer tid);
 extern BlockNumber ham_run_writer_finish(HamRunWriter *w, HamRunDir **old, int nold,
 										 uint64 *nentries, bool *uneven);
 extern void ham_run_writer_abandon(HamRunWriter *w);
-extern BlockNumber ham_run_write(Relation index, int nblocks, uint32 epoch, const HamList *sealed,
+extern BlockNumber ham_run_write(Relation index, int nblocks, int only_block, uint32 epoch,
+								 const HamList *sealed,
 								 const HamRunRef *runs, int nold, bool uneven, uint64 *nentries,
 								 int64 *added);
 extern int	ham_debug_run_header_dirs;

@@ -86,12 +86,14 @@ cmp_u32(const void *a, const void *b)
 
 /*
  * Simulate the search over a small set of codes: a step meets the codes
- * whose block equals one of its values.  Check the counting rule.
+ * whose block equals one of its values.  Check the counting rule, on
+ * layout l (`what` names it in the test's lines).
  */
 static void
-test_search(int m, int ncodes)
+test_search(const nd_layout *layout, const char *what, int ncodes)
 {
-	nd_layout	l;
+	nd_layout	l = *layout;
+	int			m = l.nblocks;
 	nd_mih_query mq;
 	uint64_t   *codes = malloc(sizeof(uint64_t) * ncodes);
 	int		   *counted = calloc(ncodes, sizeof(int));
@@ -102,7 +104,6 @@ test_search(int m, int ncodes)
 				bad_complete = 0,
 				bad_order = 0;
 
-	nd_layout_init(&l, m);
 	nd_mih_query_init(&mq, &l, q);
 	for (int i = 0; i < ncodes; i++)
 	{
@@ -152,9 +153,9 @@ test_search(int m, int ncodes)
 		if (counted_at[i] > popcount64(codes[i] ^ q) * m + m)
 			bad_order++;
 	}
-	ok(bad_once == 0, "m = %d: each of %d codes counted exactly once", m, ncodes);
-	ok(bad_complete == 0, "m = %d: after step T every code within T bits is counted", m);
-	ok(bad_order == 0, "m = %d: no code counted later than needed", m);
+	ok(bad_once == 0, "%s: each of %d codes counted exactly once", what, ncodes);
+	ok(bad_complete == 0, "%s: after step T every code within T bits is counted", what);
+	ok(bad_order == 0, "%s: no code counted later than needed", what);
 	free(codes);
 	free(counted);
 	free(counted_at);
@@ -371,7 +372,39 @@ main(void)
 	test_step_values();
 	/* m = 2 has steps of C(32, 16) values: the index never runs those */
 	for (int m = 3; m <= 8; m++)
-		test_search(m, 600);
+	{
+		nd_layout	l;
+		char		what[64];
+
+		nd_layout_init(&l, m);
+		snprintf(what, sizeof(what), "m = %d", m);
+		test_search(&l, what, 600);
+	}
+	/* one table of a cut (an index WITH only_block): the first, a middle and the last */
+	for (int m = 3; m <= 8; m++)
+		for (int b = 0; b < m; b += (m - 1) / 2 > 0 ? (m - 1) / 2 : 1)
+		{
+			nd_layout	l;
+			nd_layout	cut;
+			char		what[64];
+			int			bad = 0;
+
+			nd_layout_init_one(&l, m, b);
+			nd_layout_init(&cut, m);
+			for (int i = 0; i < 1000; i++)
+			{
+				uint64_t	c = rnd();
+
+				if (nd_block(&l, 0, c) != nd_block(&cut, b, c) ||
+					nd_unpermute(&l, 0, nd_permute(&l, 0, c)) != c ||
+					nd_permute(&l, 0, c) != nd_permute(&cut, b, c))
+					bad++;
+			}
+			ok(bad == 0 && l.nblocks == 1,
+			   "one table of m = %d, block %d: the cut's table, block values and rotation", m, b);
+			snprintf(what, sizeof(what), "one table of m = %d, block %d", m, b);
+			test_search(&l, what, 300);
+		}
 	test_sorted_range();
 	test_paged_range();
 	test_sorted_range_from();

@@ -127,6 +127,24 @@ ok( $inserted == $want
 );
 on($_, 'ANALYZE') for @names;
 
+# copy 1's indexes have a table per block, copy b's only the table of block b
+# (their lists flushed into runs first)
+on('s1',
+	q{SELECT hamming_merge(indexrelid) FROM pg_index
+	  WHERE indexrelid::regclass::text ~ '^fp_b[0-9]+_p[0-9]+_sh_idx$'});
+my $tables = on(
+	's1', q{
+	SELECT string_agg(DISTINCT substring(i.indexrelid::regclass::text from '_b([0-9]+)_') || ':'
+	                  || r.tables || ':' || coalesce(o.opt, '-'), ' ')
+	FROM pg_index i
+	CROSS JOIN LATERAL hamming_runs(i.indexrelid) r
+	LEFT JOIN LATERAL (SELECT string_agg(x, ',') AS opt FROM pg_class c, unnest(c.reloptions) x
+	                   WHERE c.oid = i.indexrelid AND x LIKE 'only_block=%') o ON true
+	WHERE i.indexrelid::regclass::text ~ '^fp_b[0-9]+_p[0-9]+_sh_idx$'});
+note "s1's indexes (copy:tables:option): $tables";
+is($tables, '1:4:- 2:1:only_block=2 3:1:only_block=3 4:1:only_block=4',
+	'simhash_shard_create: copy 1 keeps a table per block, copy b only the table of block b');
+
 # --- radius search ---
 my $out = c('SELECT nd_blocks_radius_check()');
 note $out;
