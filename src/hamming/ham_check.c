@@ -185,9 +185,7 @@ check_run(HamCheckState *st, const HamSnapshot *snap, const HamRunRef *run)
 	if (run->header == HAM_METAPAGE_BLKNO || run->header >= st->nblocks)
 		corrupt(st, HAM_METAPAGE_BLKNO, "a run header is outside the index");
 	ham_run_dir_open(st->index, run->header, run->epoch, &dir);
-	if (dir.cut != snap->nblocks ||
-		(int) dir.header->nblocks != (snap->only_block > 0 ? 1 : snap->nblocks) ||
-		(snap->only_block > 0 && dir.lead[0] != snap->only_block - 1))
+	if (dir.cut != snap->nblocks || dir.only_block != snap->only_block)
 		corrupt(st, run->header,
 				psprintf("the run has %u tables of %d blocks, the metapage says %d blocks%s",
 						 dir.header->nblocks, dir.cut, snap->nblocks,

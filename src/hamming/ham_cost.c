@@ -93,7 +93,7 @@ ham_run_shares(Oid indexoid, double *share, double *pending, nd_layout *layout)
 	index_close(index, NoLock);
 	/* an index of one table: its steps are the block values at each distance */
 	if (snap.only_block > 0)
-		nd_layout_init_one(layout, snap.nblocks, snap.only_block - 1);
+		ham_run_layout(layout, snap.nblocks, snap.only_block);
 	for (int r = 0; r < snap.nruns; r++)
 		total += (double) snap.runs[r].nentries;
 	total += (double) ham_unflushed_entries(&snap);

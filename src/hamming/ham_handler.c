@@ -90,15 +90,22 @@ ham_blocks_of(HamOptions *opts)
 	return opts && opts->blocks != 0 ? opts->blocks : HAM_DEFAULT_BLOCKS;
 }
 
+/* The only_block option: 0, or the block (from 1) of the one table kept */
+static int
+ham_only_block_of(HamOptions *opts)
+{
+	return opts ? opts->only_block : 0;
+}
+
 /*
  * ALTER INDEX ... SET (blocks = n) or RESET (blocks) on a hamming index
  * whose runs have another number of tables is refused: every run has the
  * metapage's number of tables, so the option could only apply when the
  * index is built anew, and an option that \d+ shows but the index does not
- * follow misleads.  A change to the count the index already has
- * is allowed.  The same for only_block.  Called after the catalog row is updated, before the command
- * ends (the row is seen with SnapshotSelf, as sepgsql does); the relcache
- * entry still has the old options.
+ * follow misleads.  A change to the count the index already has is
+ * allowed.  The same for only_block.  Called after the catalog row is
+ * updated, before the command ends (the row is seen with SnapshotSelf, as
+ * sepgsql does); the relcache entry still has the old options.
  */
 static void
 ham_check_blocks_unchanged(Oid relid)
@@ -143,14 +150,14 @@ ham_check_blocks_unchanged(Oid relid)
 							  &isnull);
 	opts = isnull ? NULL : (HamOptions *) ham_options(reloptions, false);
 	new_blocks = ham_blocks_of(opts);
-	new_only = opts ? opts->only_block : 0;
+	new_only = ham_only_block_of(opts);
 	systable_endscan(scan);
 	table_close(pg_class, AccessShareLock);
 
 	/* immediate: the command that altered the index holds a stronger lock */
 	index = relation_open(relid, AccessShareLock);
 	old_blocks = ham_blocks_of((HamOptions *) index->rd_options);
-	old_only = ham_option_only_block(index);
+	old_only = ham_only_block_of((HamOptions *) index->rd_options);
 	if ((new_blocks == old_blocks && new_only == old_only) ||
 		RelationGetNumberOfBlocks(index) == 0)
 	{
@@ -219,13 +226,10 @@ ham_option_blocks(Relation index)
 	return ham_blocks_of((HamOptions *) index->rd_options);
 }
 
-/* The only_block option: 0, or the block (from 1) of the one table kept */
 int
 ham_option_only_block(Relation index)
 {
-	HamOptions *opts = (HamOptions *) index->rd_options;
-
-	return opts ? opts->only_block : 0;
+	return ham_only_block_of((HamOptions *) index->rd_options);
 }
 
 /* The pending_limit option in entries */

@@ -67,16 +67,14 @@ ham_run_dir_open(Relation index, BlockNumber header, uint32 epoch, HamRunDir *di
 	{
 		/* one table, of the `only_block` option (hamming.h) */
 		dir->cut = (int) dir->header->tables[HAM_RUN_CUT_SLOT].ndata;
-		dir->lead[0] = (int) dir->header->tables[HAM_RUN_CUT_SLOT].ndir;
-		nd_layout_init_one(&dir->layout, dir->cut, dir->lead[0]);
+		dir->only_block = (int) dir->header->tables[HAM_RUN_CUT_SLOT].ndir + 1;
 	}
 	else
 	{
 		dir->cut = (int) dir->header->nblocks;
-		for (int t = 0; t < dir->cut; t++)
-			dir->lead[t] = t;
-		nd_layout_init(&dir->layout, dir->header->nblocks);
+		dir->only_block = 0;
 	}
+	ham_run_layout(&dir->layout, dir->cut, dir->only_block);
 	dir->nentries = dir->header->nentries;
 	for (int t = 0; t < HAM_MAX_TABLES; t++)
 	{

@@ -120,10 +120,7 @@ ham_run_writer_begin(Relation index, int nblocks, int only_block, uint32 epoch,
 	w->index = index;
 	w->cut = nblocks;
 	w->only_block = only_block;
-	if (only_block > 0)
-		nd_layout_init_one(&w->layout, nblocks, only_block - 1);
-	else
-		nd_layout_init(&w->layout, nblocks);
+	ham_run_layout(&w->layout, nblocks, only_block);
 	ntables = w->layout.nblocks;
 	w->epoch = epoch;
 	w->cxt = CurrentMemoryContext;
@@ -422,8 +419,7 @@ finish_count_inputs(HamRunWriter *w, HamRunDir **old, int nold)
 
 	for (int r = 0; r < nold; r++)
 	{
-		if ((int) old[r]->header->nblocks != w->layout.nblocks || old[r]->cut != w->cut ||
-			(w->only_block > 0 && old[r]->lead[0] != w->only_block - 1))
+		if (old[r]->cut != w->cut || old[r]->only_block != w->only_block)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("index \"%s\" has a run of %u tables, its metapage says %d",

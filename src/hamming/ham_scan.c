@@ -114,6 +114,8 @@ typedef struct HamScanRun
 	bool		prefetched[HAM_MAX_TABLES];
 	uint32		prefetch_p[HAM_MAX_TABLES];
 	uint32		prefetch_pend[HAM_MAX_TABLES];
+	int			block_table;	/* answers the block ball, or -1
+								 * (ham_run_block_table) */
 	double		mih_spent;
 	int			mih_bound;		/* steps keep entries up to this distance */
 	double		flat_cost;
@@ -764,15 +766,14 @@ ham_page_range(const HamRunDir *dir, int table, uint32 p, const uint64 *keys, si
  * the ball's blocks and has that table.  A run with none searches the
  * ball's radius and drops what differs on the block (ham_filters_pass).
  */
-static inline int
-ham_run_block_table(HamScanOpaque so, const HamScanRun *run)
+static int
+ham_run_block_table(HamScanOpaque so, const HamRunDir *dir)
 {
-	if (so->ablock < 0 || run->dir->cut != so->ablocks)
+	if (so->ablock < 0 || dir->cut != so->ablocks)
 		return -1;
-	for (int t = 0; t < run->dir->layout.nblocks; t++)
-		if (run->dir->lead[t] == so->ablock)
-			return t;
-	return -1;
+	if (dir->only_block == 0)
+		return so->ablock;
+	return so->ablock == dir->only_block - 1 ? 0 : -1;
 }
 
 /*
@@ -792,7 +793,7 @@ ham_scan_prefetch(IndexScanDesc scan)
 		const nd_layout *l = &run->dir->layout;
 		double		spent = 0;
 
-		if (ham_run_block_table(so, run) >= 0)
+		if (run->block_table >= 0)
 			continue;
 
 		for (int step = 0; step <= so->max_radius && step < HAM_MAX_TABLES &&
@@ -930,6 +931,7 @@ ham_scan_start(IndexScanDesc scan)
 		run->complete = -1;
 		run->mih_bound = so->max_radius;
 		run->flat_want = HAM_FLAT_FIRST_WANT;
+		run->block_table = ham_run_block_table(so, run->dir);
 	}
 	ham_update_complete(so);
 	if (!so->ordered)
@@ -1053,7 +1055,7 @@ ham_run_block(IndexScanDesc scan, HamScanRun *run)
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
 	const nd_layout *l = &run->dir->layout;
-	int			table = ham_run_block_table(so, run);
+	int			table = run->block_table;
 	uint64		qp = run->qperm[table];
 	uint64		lo,
 				hi;
@@ -1199,7 +1201,7 @@ ham_advance_run(IndexScanDesc scan, HamScanRun *run)
 {
 	HamScanOpaque so = (HamScanOpaque) scan->opaque;
 
-	if (ham_run_block_table(so, run) >= 0)
+	if (run->block_table >= 0)
 	{
 		run->complete = ham_run_block(scan, run);
 		return;
@@ -1406,7 +1408,7 @@ ham_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		double		mih = 0;
 		int			nsteps = nd_mih_steps_for_radius(so->max_radius);
 
-		if (ham_run_block_table(so, run) >= 0)
+		if (run->block_table >= 0)
 		{
 			ham_run_block(scan, run);
 			continue;

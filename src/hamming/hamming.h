@@ -222,6 +222,19 @@ typedef struct HamRunHeader
 
 #define HamPageGetRunHeader(page) ((HamRunHeader *) ((char *) (page) + HAM_PAGE_CONTENT_OFFSET))
 
+/*
+ * The layout of a run's tables: a table per block of `nblocks`, or with
+ * only_block (from 1) that block's table alone.
+ */
+static inline void
+ham_run_layout(nd_layout *l, int nblocks, int only_block)
+{
+	if (only_block > 0)
+		nd_layout_init_one(l, nblocks, only_block - 1);
+	else
+		nd_layout_init(l, nblocks);
+}
+
 /* Reloptions */
 typedef struct HamOptions
 {
@@ -243,9 +256,10 @@ typedef struct HamOptions
 typedef struct HamRunDir
 {
 	uint32		epoch;
-	nd_layout	layout;			/* of its tables */
+	nd_layout	layout;			/* of its tables (ham_run_layout) */
 	int			cut;			/* the blocks its tables' blocks are of */
-	int			lead[HAM_MAX_TABLES];	/* the block table t leads with */
+	int			only_block;		/* 0, or the block of its one table (from
+								 * 1), as in the metapage */
 	uint64		nentries;
 	uint32		ndata[HAM_MAX_TABLES];
 
