@@ -86,9 +86,12 @@ $$;
  * path on `index` returns equal the rows a sequential scan finds, where the
  * sequential scan computes distances with bit_count() rather than with any
  * function of the extension.  Spellings: sh <~> q <= r (planner rewrite),
- * sh <@ hamming_ball(q, r), sh = q (r = 0), and for GiST also an index-only
- * shape (SELECT sh) and KNN (ORDER BY sh <~> q LIMIT k: the distances must
- * be the k smallest, in order).  GiST is checked through plain and bitmap
+ * sh <@ hamming_ball(q, r), sh = q (r = 0), for hamming also block balls
+ * (sh <@ hamming_block_ball(q, r, b, 4): the block of the index's one table,
+ * else block 2; the oracle keeps the seq scan's rows whose simhash_block
+ * equals the query's), and for GiST and hamming an index-only shape
+ * (SELECT sh) and KNN (ORDER BY sh <~> q LIMIT k: the distances must be the
+ * k smallest, in order).  GiST and hamming are checked through plain and bitmap
  * index scans, GIN through bitmap scans.  Every query's plan must use the
  * index; a plan that does not counts as wrong_plans.
  *
@@ -122,6 +125,7 @@ DECLARE
     pattern text;
     line text;
     plan text;
+    blk int;
     n int := 0;
     bad int := 0;
     badplan int := 0;
@@ -136,6 +140,12 @@ BEGIN
     IF modes IS NULL THEN
         RAISE EXCEPTION 'nd_check: % is not a GiST, GIN or hamming index', idx;
     END IF;
+    -- block balls of 4 blocks: of the index's one table if it has one
+    -- (WITH (only_block = b), answered from one block value), else of
+    -- block 2 (a table of a 4-block index; others search the ball)
+    SELECT coalesce(max(o.option_value::int), 2) INTO blk
+    FROM pg_class c, pg_options_to_table(c.reloptions) o
+    WHERE c.oid = idx AND o.option_name = 'only_block';
 
     FOREACH q IN ARRAY codes LOOP
         CONTINUE WHEN q IS NULL;
@@ -154,13 +164,17 @@ BEGIN
 
         FOREACH mode IN ARRAY modes LOOP
             FOREACH r IN ARRAY radii LOOP
-                FOREACH sp IN ARRAY CASE WHEN am IN ('gist', 'hamming') AND mode = 'index'
+                FOREACH sp IN ARRAY CASE WHEN am = 'hamming' AND mode = 'index'
+                                         THEN '{dist,ball,eq,codes,block}'::text[]
+                                         WHEN am = 'hamming'
+                                         THEN '{dist,ball,eq,block}'::text[]
+                                         WHEN am = 'gist' AND mode = 'index'
                                          THEN '{dist,ball,eq,codes}'::text[]
                                          ELSE '{dist,ball,eq}'::text[] END LOOP
                     CONTINUE WHEN sp = 'eq' AND r <> 0;
                     -- hamming_ball refuses a radius outside 0..64 (22023);
                     -- the comparison takes any
-                    CONTINUE WHEN sp = 'ball' AND (r < 0 OR r > 64);
+                    CONTINUE WHEN sp IN ('ball', 'block') AND (r < 0 OR r > 64);
                     query := format('SELECT coalesce(array_agg(%s ORDER BY %1$s), ''{}'') FROM %s WHERE %s',
                                     CASE sp WHEN 'codes' THEN 'sh::bigint' ELSE 'id' END,
                                     tbl,
@@ -169,10 +183,16 @@ BEGIN
                                         WHEN 'codes' THEN format('sh <~> %s <= %s', ql, r)
                                         WHEN 'ball' THEN format('sh <@ hamming_ball(%s, %s)', ql, r)
                                         WHEN 'eq' THEN format('sh = %s', ql)
+                                        WHEN 'block' THEN format('sh <@ hamming_block_ball(%s, %s, %s, 4)', ql, r, blk)
                                     END);
                     IF sp = 'codes' THEN
                         SELECT coalesce(array_agg(exp_sh[i] ORDER BY exp_sh[i]), '{}') INTO want
                         FROM generate_subscripts(exp_sh, 1) i WHERE exp_d[i] <= r;
+                    ELSIF sp = 'block' THEN
+                        SELECT coalesce(array_agg(exp_ids[i] ORDER BY exp_ids[i]), '{}') INTO want
+                        FROM generate_subscripts(exp_ids, 1) i
+                        WHERE exp_d[i] <= r
+                          AND simhash_block(exp_sh[i]::simhash64, blk, 4) = simhash_block(q, blk, 4);
                     ELSE
                         SELECT coalesce(array_agg(exp_ids[i] ORDER BY exp_ids[i]), '{}') INTO want
                         FROM generate_subscripts(exp_ids, 1) i WHERE exp_d[i] <= r;

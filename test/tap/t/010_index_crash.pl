@@ -1,8 +1,9 @@
 # GiST, GIN and hamming indexes of simhash64 survive crashes.
 #
-# One table with the three indexes (GIN with fastupdate, so that the pending
+# One table with four indexes (GIN with fastupdate, so that the pending
 # list is in play; hamming with a 64kB pending limit, so that inserts merge
-# it into the run again and again, and the crashes hit merges), rows
+# it into the run again and again, and the crashes hit merges, once with a
+# table per block and once of one table, WITH (only_block = 3)), rows
 # inserted in batches of 500 by a background session, one transaction per
 # batch.  The server is crashed in the middle of the load, twice:
 #   1. kill -9 of the postmaster and all its processes (no checkpoint since
@@ -56,6 +57,7 @@ $node->safe_psql(
 	CREATE INDEX t_gist ON t USING gist (sh);
 	CREATE INDEX t_gin ON t USING gin (sh) WITH (fastupdate = on, gin_pending_list_limit = 65536);
 	CREATE INDEX t_ham ON t USING hamming (sh) WITH (pending_limit = 64);
+	CREATE INDEX t_one ON t USING hamming (sh) WITH (pending_limit = 64, blocks = 4, only_block = 3);
 });
 
 my $work = PostgreSQL::Test::Utils::tempdir();
@@ -177,12 +179,21 @@ sub check_indexes
 {
 	my ($label) = @_;
 	nd_check_ok("$label: GiST index scans = sequential scan (radius, =, KNN)",
-		't_gist', 't_gin, t_ham');
+		't_gist', 't_gin, t_ham, t_one');
 	nd_check_ok("$label: GIN index scans = sequential scan (radius, =)",
-		't_gin', 't_gist, t_ham');
+		't_gin', 't_gist, t_ham, t_one');
 	nd_check_ok(
-		"$label: hamming index scans = sequential scan (radius, =, KNN)",
-		't_ham', 't_gist, t_gin');
+		"$label: hamming index scans = sequential scan (radius, =, block balls, KNN)",
+		't_ham', 't_gist, t_gin, t_one');
+	nd_check_ok(
+		"$label: hamming index of one table = sequential scan (radius, =, block balls, KNN)",
+		't_one', 't_gist, t_gin, t_ham');
+	for my $idx (qw(t_ham t_one))
+	{
+		my ($rc, $out, $err) = $node->psql('postgres',
+			"SELECT 'passed' FROM hamming_check('$idx', true)");
+		is("$out$err", 'passed', "$label: hamming_check('$idx', heapallindexed)");
+	}
 	return;
 }
 

@@ -6,7 +6,11 @@
 # limit, hamming merges; deletes, updates) and builds new ones (CREATE
 # INDEX WAL); after replay, on the standby, every query code and radius
 # returns through each index what a sequential scan on the standby returns,
-# and KNN the brute-force distances (nd_check in index_check.sql).  Again
+# and KNN the brute-force distances (nd_check in index_check.sql; hamming
+# indexes also their block balls), for hamming indexes of a table per block
+# and of one table (WITH (only_block = b): ro's is in the base backup and
+# the standby replays its merges, so's is built later and the standby
+# replays its build).  Again
 # after VACUUM (GIN pending list flushed into the entry tree, GiST vacuum)
 # and REINDEX CONCURRENTLY on the primary.  Then hamming_check on the
 # standby while merges and VACUUM are replayed under it.
@@ -23,7 +27,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use NeardupTAP;
 
-my @tables = qw(rg rn rh sg sn sh);
+my @tables = qw(rg rn rh ro sg sn sh so);
 
 my $primary = nd_node('primary', allows_streaming => 1);
 # The framework gives streaming nodes 1MB of shared buffers; the server's
@@ -50,6 +54,7 @@ $primary->safe_psql(
 	CREATE INDEX rg_gist ON rg USING gist (sh);
 	CREATE INDEX rn_gin ON rn USING gin (sh) WITH (fastupdate = on, gin_pending_list_limit = 256);
 	CREATE INDEX rh_ham ON rh USING hamming (sh) WITH (pending_limit = 64);
+	CREATE INDEX ro_one ON ro USING hamming (sh) WITH (pending_limit = 64, blocks = 4, only_block = 2);
 });
 
 # --- the standby ----------------------------------------------------------------------
@@ -138,6 +143,7 @@ $primary->safe_psql(
 	CREATE INDEX sg_gist ON sg USING gist (sh);
 	CREATE INDEX sn_gin ON sn USING gin (sh) WITH (fastupdate = off);
 	CREATE INDEX sh_ham ON sh USING hamming (sh);
+	CREATE INDEX so_one ON so USING hamming (sh) WITH (blocks = 4, only_block = 4);
 });
 my $pending = replay();
 note("GIN pending list on the standby: $pending tuples");
@@ -150,6 +156,9 @@ on_standby('sn', 'sn_gin', 'after CREATE INDEX');
 on_standby('rh', 'rh_ham',
 	'after inserts (merged along the way), deletes, updates');
 on_standby('sh', 'sh_ham', 'after CREATE INDEX');
+on_standby('ro', 'ro_one',
+	'after inserts (merged along the way), deletes, updates');
+on_standby('so', 'so_one', 'after CREATE INDEX');
 
 # --- VACUUM, REINDEX CONCURRENTLY -------------------------------------------------------
 for my $t (@tables)
@@ -158,7 +167,7 @@ for my $t (@tables)
 	$primary->safe_psql('postgres', "VACUUM $t");
 }
 $primary->safe_psql('postgres', "REINDEX INDEX CONCURRENTLY $_")
-  for qw(sg_gist sn_gin sh_ham);
+  for qw(sg_gist sn_gin sh_ham so_one);
 is(replay(), 0,
 	"VACUUM on the primary emptied rn_gin's pending list on the standby");
 on_standby('rg', 'rg_gist', 'after VACUUM');
@@ -167,6 +176,8 @@ on_standby('sg', 'sg_gist', 'after REINDEX CONCURRENTLY');
 on_standby('sn', 'sn_gin', 'after REINDEX CONCURRENTLY');
 on_standby('rh', 'rh_ham', 'after VACUUM');
 on_standby('sh', 'sh_ham', 'after REINDEX CONCURRENTLY');
+on_standby('ro', 'ro_one', 'after VACUUM');
+on_standby('so', 'so_one', 'after REINDEX CONCURRENTLY');
 
 # --- hamming_check on the standby while merges and VACUUM are replayed ------------------
 # Replay takes no merge lock, so a merge, a recycling or a VACUUM pass
