@@ -23,6 +23,7 @@
 #include <math.h>
 
 #include "access/genam.h"
+#include "nodes/nodeFuncs.h"
 
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
@@ -32,23 +33,74 @@
 #include "core/nd_simhash_radius.h"
 #include "hamming/hamming.h"
 #include "planner/radius_planner.h"
+#include "type/hamming_ball.h"
 
 /*
- * The radius of an index condition: `<@ ball`, `&& ball` or `=`.  A block
- * ball's search (`<@ hamming_block_ball`) probes one block value of one
- * table, as `=` does, and is costed as one (in an index of one table, that
- * of another block searches its ball: the cost is low then).
+ * The radius a block ball condition (`<@ hamming_block_ball(q, r, b, m)`)
+ * searches to in an index of `nblocks` blocks (of one table when
+ * only_block > 0): none when a run's tables include the one leading with
+ * block b of m (one block value probed, as `=` is), else r (the ball is
+ * searched and the block filtered).  A ball not known at plan time is taken
+ * as one probe, as the layout's shipped conditions are.
  */
 static int
-ham_clause_radius(PlannerInfo *root, RestrictInfo *rinfo)
+ham_block_ball_radius(PlannerInfo *root, Node *ball, int nblocks, int only_block)
+{
+	Node	   *est = estimate_expression_value(root, ball);
+	int			radius,
+				block,
+				blocks;
+
+	if (IsA(est, Const))
+	{
+		HammingBlockBall *bb;
+
+		if (((Const *) est)->constisnull)
+			return 0;			/* matches nothing */
+		bb = DatumGetHammingBlockBallP(((Const *) est)->constvalue);
+		radius = bb->radius;
+		block = bb->block;
+		blocks = bb->blocks;
+	}
+	else if (IsA(est, FuncExpr) && list_length(((FuncExpr *) est)->args) == 4)
+	{
+		List	   *args = ((FuncExpr *) est)->args;
+		Const	   *r = (Const *) lsecond(args);
+		Const	   *b = (Const *) lthird(args);
+		Const	   *m = (Const *) lfourth(args);
+
+		if (!IsA(b, Const) || !IsA(m, Const) || b->constisnull || m->constisnull)
+			return 0;
+		block = DatumGetInt32(b->constvalue);
+		blocks = DatumGetInt32(m->constvalue);
+		radius = IsA(r, Const) && !r->constisnull ?
+			Min(Max(DatumGetInt32(r->constvalue), 0), 64) : ND_DEFAULT_RADIUS;
+	}
+	else
+		return 0;
+	if (blocks == nblocks && (only_block == 0 || only_block == block))
+		return 0;
+	return radius;
+}
+
+/*
+ * The radius of an index condition: `<@ ball`, `&& ball` or `=` (0), or a
+ * block ball's (above).
+ */
+static int
+ham_clause_radius(PlannerInfo *root, RestrictInfo *rinfo, int nblocks, int only_block)
 {
 	const NdCatalog *cat = nd_catalog();
 	OpExpr	   *op = (OpExpr *) rinfo->clause;
 
-	if (IsA(op, OpExpr) && list_length(op->args) == 2 &&
-		(op->opno == cat->in_ball_op || op->opno == cat->collides_op))
+	if (!IsA(op, OpExpr) || list_length(op->args) != 2)
+		return 0;
+	if (op->opno == cat->in_ball_op || op->opno == cat->collides_op)
 		return nd_ball_radius(root, (Node *) lsecond(op->args));
-	return 0;					/* equality, or a block ball */
+	if (OidIsValid(cat->hamming_block_ball_type) &&
+		exprType((Node *) lsecond(op->args)) == cat->hamming_block_ball_type)
+		return ham_block_ball_radius(root, (Node *) lsecond(op->args), nblocks, only_block);
+	return 0;					/* equality */
 }
 
 /* Cost of the MIH steps 0..radius, in planner units. */
@@ -75,7 +127,8 @@ ham_mih_cost(const nd_layout *l, double ntuples, int radius,
  * counts as one run.
  */
 static int
-ham_run_shares(Oid indexoid, double *share, double *pending, nd_layout *layout)
+ham_run_shares(Oid indexoid, double *share, double *pending, nd_layout *layout,
+			   int *nblocks, int *only_block)
 {
 	Relation	index = index_open(indexoid, NoLock);
 	HamSnapshot snap;
@@ -91,6 +144,8 @@ ham_run_shares(Oid indexoid, double *share, double *pending, nd_layout *layout)
 	}
 	ham_read_snapshot(index, &snap);
 	index_close(index, NoLock);
+	*nblocks = snap.nblocks;
+	*only_block = snap.only_block;
 	/* an index of one table: its steps are the block values at each distance */
 	if (snap.only_block > 0)
 		ham_run_layout(layout, snap.nblocks, snap.only_block);
@@ -122,6 +177,8 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		share[HAM_MAX_RUNS];
 	double		pending;
 	int			nruns;
+	int			nblocks = 4,
+				only_block = 0;
 	double		spc_random_page_cost,
 				spc_seq_page_cost;
 	double		flat,
@@ -131,15 +188,6 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	Cost		descent,
 				qual_arg_cost;
 	ListCell   *lc;
-
-	foreach(lc, path->indexclauses)
-	{
-		IndexClause *iclause = lfirst_node(IndexClause, lc);
-		ListCell   *lc2;
-
-		foreach(lc2, iclause->indexquals)
-			radius = Min(radius, ham_clause_radius(root, lfirst_node(RestrictInfo, lc2)));
-	}
 
 	get_tablespace_page_costs(index->reltablespace, &spc_random_page_cost, &spc_seq_page_cost);
 	/* the default layout: another `blocks` changes little */
@@ -152,7 +200,18 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		pending = 0;
 	}
 	else
-		nruns = ham_run_shares(index->indexoid, share, &pending, &layout);
+		nruns = ham_run_shares(index->indexoid, share, &pending, &layout,
+							   &nblocks, &only_block);
+
+	foreach(lc, path->indexclauses)
+	{
+		IndexClause *iclause = lfirst_node(IndexClause, lc);
+		ListCell   *lc2;
+
+		foreach(lc2, iclause->indexquals)
+			radius = Min(radius, ham_clause_radius(root, lfirst_node(RestrictInfo, lc2),
+												   nblocks, only_block));
+	}
 
 	sel = quals ? clauselist_selectivity(root, quals, index->rel->relid, JOIN_INNER, NULL) : 1.0;
 	rows = Max(sel * index->rel->tuples, 1.0);
@@ -162,7 +221,7 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	 * The metapage, each run's header and directories read at the start,
 	 * and the pending list searched whole.
 	 */
-	descent = (1 + 2 * nruns + ceil(table_pages * 4 / HAM_DIR_CAPACITY)) * spc_random_page_cost * 0.25 +
+	descent = (1 + 2 * nruns + ceil(table_pages * layout.nblocks / HAM_DIR_CAPACITY)) * spc_random_page_cost * 0.25 +
 		pending * ntuples * cpu_operator_cost;
 	qual_arg_cost = index_other_operands_eval_cost(root, quals) +
 		index_other_operands_eval_cost(root, path->indexorderbys);

@@ -87,6 +87,25 @@ SELECT sum(pg_temp.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_blo
        < sum(pg_temp.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_ball(%L, 3)', q))) AS block_ball_reads_fewer
 FROM ob_q;
 
+-- the cost model: a block ball of its block is a probe of one block value;
+-- another block's is a search of the ball, costed as the radius search
+CREATE FUNCTION pg_temp.index_cost(sql text) RETURNS numeric
+LANGUAGE plpgsql AS $$
+DECLARE
+    plan json;
+BEGIN
+    SET LOCAL enable_seqscan = off;
+    SET LOCAL enable_bitmapscan = off;
+    EXECUTE 'EXPLAIN (FORMAT JSON) ' || sql INTO plan;
+    RETURN (plan -> 0 -> 'Plan' ->> 'Total Cost')::numeric;
+END $$;
+SELECT b,
+       pg_temp.index_cost(format('SELECT id FROM ob WHERE sh <@ hamming_block_ball(%L, 3, %s, 4)', q, b))
+         > pg_temp.index_cost(format('SELECT id FROM ob WHERE sh <@ hamming_block_ball(%L, 3, 2, 4)', q)) AS costs_more,
+       pg_temp.index_cost(format('SELECT id FROM ob WHERE sh <@ hamming_block_ball(%L, 3, %s, 4)', q, b))
+         = pg_temp.index_cost(format('SELECT id FROM ob WHERE sh <@ hamming_ball(%L, 3)', q)) AS as_the_ball
+FROM ob_q, generate_series(1, 4) b WHERE qid = 1 ORDER BY b;
+
 -- the option: its bounds, and no change after the build
 SELECT nd_test.try($$CREATE INDEX ON ob USING hamming (sh) WITH (blocks = 4, only_block = 5)$$);
 SELECT nd_test.try($$CREATE INDEX ON ob USING hamming (sh) WITH (only_block = -1)$$);
