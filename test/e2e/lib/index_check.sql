@@ -143,9 +143,12 @@ BEGIN
     -- block balls of 4 blocks: of the index's one table if it has one
     -- (WITH (only_block = b), answered from one block value), else of
     -- block 2 (a table of a 4-block index; others search the ball)
-    SELECT coalesce(max(o.option_value::int), 2) INTO blk
-    FROM pg_class c, pg_options_to_table(c.reloptions) o
-    WHERE c.oid = idx AND o.option_name = 'only_block';
+    -- (none before 0.4: blk NULL)
+    IF to_regprocedure('hamming_block_ball(simhash64, int4, int4, int4)') IS NOT NULL THEN
+        SELECT coalesce(max(o.option_value::int), 2) INTO blk
+        FROM pg_class c, pg_options_to_table(c.reloptions) o
+        WHERE c.oid = idx AND o.option_name = 'only_block';
+    END IF;
 
     FOREACH q IN ARRAY codes LOOP
         CONTINUE WHEN q IS NULL;
@@ -175,6 +178,7 @@ BEGIN
                     -- hamming_ball refuses a radius outside 0..64 (22023);
                     -- the comparison takes any
                     CONTINUE WHEN sp IN ('ball', 'block') AND (r < 0 OR r > 64);
+                    CONTINUE WHEN sp = 'block' AND blk IS NULL;
                     query := format('SELECT coalesce(array_agg(%s ORDER BY %1$s), ''{}'') FROM %s WHERE %s',
                                     CASE sp WHEN 'codes' THEN 'sh::bigint' ELSE 'id' END,
                                     tbl,
