@@ -569,6 +569,13 @@ ALTER OPERATOR FAMILY @extschema@.simhash64_hamming_ops USING hamming ADD
 ALTER OPERATOR FAMILY @extschema@.hamming_ball_hamming_ops USING hamming ADD
     OPERATOR 5 @extschema@.<@ (@extschema@.simhash64, @extschema@.hamming_block_ball);
 
+-- GiST and GIN search the ball and recheck the block (31: past the core's
+-- GiST strategy numbers)
+ALTER OPERATOR FAMILY @extschema@.simhash64_gist_ops USING gist ADD
+    OPERATOR 31 @extschema@.<@ (@extschema@.simhash64, @extschema@.hamming_block_ball);
+ALTER OPERATOR FAMILY @extschema@.simhash64_gin_ops USING gin ADD
+    OPERATOR 3 @extschema@.<@ (@extschema@.simhash64, @extschema@.hamming_block_ball);
+
 -- ===== end section: block balls: one copy's search from one table =====
 
 -- ===== section: a layout's copies keep the tables they search =====

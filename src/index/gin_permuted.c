@@ -41,6 +41,8 @@
 /* Strategies */
 #define SIMHASH_GIN_WITHIN_STRATEGY		1	/* simhash64 <@ hamming_ball */
 #define SIMHASH_GIN_EQUAL_STRATEGY		2	/* simhash64 = simhash64 */
+#define SIMHASH_GIN_WITHIN_BLOCK_STRATEGY	3	/* simhash64 <@ hamming_block_ball
+												 * (0.4 on) */
 
 /* The block layout and key format of one index */
 typedef struct SimhashGinLayout
@@ -140,9 +142,11 @@ simhash64_gin_extract_query(PG_FUNCTION_ARGS)
 		*nkeys = 1;
 		PG_RETURN_POINTER(entries);
 	}
-	if (strategy != SIMHASH_GIN_WITHIN_STRATEGY)
+	if (strategy != SIMHASH_GIN_WITHIN_STRATEGY &&
+		strategy != SIMHASH_GIN_WITHIN_BLOCK_STRATEGY)
 		elog(ERROR, "unrecognized strategy number: %d", strategy);
 
+	/* a block ball's probes are its ball's; the block is rechecked */
 	ball = PG_GETARG_HAMMING_BALL_P(0);
 	if (ball->radius < 0)
 	{

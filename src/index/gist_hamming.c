@@ -39,10 +39,15 @@
 #define SH_STRATEGY_DISTANCE	RTKNNSearchStrategyNumber	/* <~> */
 #define SH_STRATEGY_EQUAL		RTEqualStrategyNumber	/* = */
 #define SH_STRATEGY_COLLIDES	RTOverlapStrategyNumber /* ball && ball */
+/* <@ block ball (0.4 on): past the core's numbers, which have no such search */
+#define SH_STRATEGY_WITHIN_BLOCK	31
 
 #define DatumGetBitrangeP(X)	((nd_bitrange *) DatumGetPointer(X))
 
 StaticAssertDecl(sizeof(nd_bitrange) == 16, "simhash64_gist_key is 16 bytes");
+StaticAssertDecl(offsetof(HammingBlockBall, center) == offsetof(HammingBall, center) &&
+				 offsetof(HammingBlockBall, radius) == offsetof(HammingBall, radius),
+				 "a block ball begins as a ball");
 
 /*
  * The key type is internal to the index: it prints (to inspect index pages)
@@ -131,7 +136,9 @@ gist_simhash64_fetch(PG_FUNCTION_ARGS)
  * `<@` and `=` are exact: the lower bound is the distance itself at a leaf,
  * and inner keys only decide where to descend.  `&&` (hamming_ball_gist_ops)
  * finds the centers within the query's radius; the row's own radius, not
- * in the index, is rechecked.
+ * in the index, is rechecked.  `<@` a block ball searches its ball (a
+ * HammingBlockBall begins as a HammingBall does), and the block is
+ * rechecked.
  */
 PG_FUNCTION_INFO_V1(gist_simhash64_consistent);
 Datum
@@ -146,6 +153,7 @@ gist_simhash64_consistent(PG_FUNCTION_ARGS)
 	switch (strategy)
 	{
 		case SH_STRATEGY_COLLIDES:
+		case SH_STRATEGY_WITHIN_BLOCK:
 			/* the centers within the query's radius, as <@ finds them */
 			*recheck = GIST_LEAF(entry);
 			/* FALLTHROUGH */

@@ -82,7 +82,9 @@ RESET enable_seqscan;
 -- every answer through the index (plain, bitmap, index-only) against a
 -- sequential scan: radius 0 to 6, every block of 4 (the index's cut), of
 -- 3 and 5 (not its cut: searched as the ball, filtered on the block)
-CREATE FUNCTION pg_temp.bb_answers(use_index bool)
+CREATE FUNCTION pg_temp.bb_answers(use_index bool, tbl text DEFAULT 'bb', idx text DEFAULT 'bb_sh',
+                                    kinds text[] DEFAULT ARRAY['plain', 'bitmap', 'index-only'],
+                                    radius_step int DEFAULT 1)
 RETURNS TABLE (kind text, qid int, r int, m int, b int, rows int, answer text)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -91,23 +93,23 @@ BEGIN
     PERFORM set_config('enable_seqscan', (NOT use_index)::text, true);
     FOR q IN SELECT * FROM bb_q ORDER BY qid LOOP
         qid := q.qid;
-        FOREACH kind IN ARRAY ARRAY['plain', 'bitmap', 'index-only'] LOOP
+        FOREACH kind IN ARRAY kinds LOOP
             PERFORM set_config('enable_indexscan', (use_index AND kind <> 'bitmap')::text, true);
             PERFORM set_config('enable_indexonlyscan', (use_index AND kind = 'index-only')::text, true);
             PERFORM set_config('enable_bitmapscan', (use_index AND kind = 'bitmap')::text, true);
             FOR mm IN 3 .. 5 LOOP
                 FOR bb IN 1 .. mm LOOP
-                    FOR rr IN 0 .. 6 LOOP
+                    FOR rr IN 0 .. 6 BY radius_step LOOP
                         m := mm;
                         b := bb;
                         r := rr;
-                        answer := nd_test.answer(use_index, 'bb_sh', CASE kind
+                        answer := nd_test.answer(use_index, idx, CASE kind
                             WHEN 'index-only' THEN format(
-                                'SELECT format(''%%s:%%s'', count(*), sum(hashint8(sh::bigint))) FROM bb WHERE sh <@ hamming_block_ball(%L, %s, %s, %s)',
-                                q.q, r, b, m)
+                                'SELECT format(''%%s:%%s'', count(*), sum(hashint8(sh::bigint))) FROM %s WHERE sh <@ hamming_block_ball(%L, %s, %s, %s)',
+                                tbl, q.q, r, b, m)
                             ELSE format(
-                                'SELECT format(''%%s:%%s'', count(*), sum(id)) FROM bb WHERE sh <@ hamming_block_ball(%L, %s, %s, %s)',
-                                q.q, r, b, m) END);
+                                'SELECT format(''%%s:%%s'', count(*), sum(id)) FROM %s WHERE sh <@ hamming_block_ball(%L, %s, %s, %s)',
+                                tbl, q.q, r, b, m) END);
                         rows := split_part(answer, ':', 1)::int;
                         RETURN NEXT;
                     END LOOP;
@@ -186,4 +188,37 @@ FROM (SELECT nd_test.answer(true, 'bb_c_near', format(
 RESET enable_bitmapscan;
 RESET enable_seqscan;
 
-DROP TABLE bb, bb_q, bb_c, bb_pairs;
+-- GiST and GIN search the ball and recheck the block: the plans, and every
+-- answer (GiST plain, index-only and bitmap; GIN bitmap) against a
+-- sequential scan, for blocks of cuts 3 to 5 and radius 0 to 6
+CREATE TABLE bb_g (id int, sh simhash64) WITH (autovacuum_enabled = off);
+INSERT INTO bb_g SELECT id, sh FROM bb;
+CREATE INDEX bb_g_gist ON bb_g USING gist (sh);
+CREATE TABLE bb_n (id int, sh simhash64) WITH (autovacuum_enabled = off);
+INSERT INTO bb_n SELECT id, sh FROM bb;
+CREATE INDEX bb_n_gin ON bb_n USING gin (sh);
+VACUUM ANALYZE bb_g, bb_n;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF)
+SELECT id FROM bb_g WHERE sh <@ hamming_block_ball('0123456789abcdef', 3, 2, 4);
+EXPLAIN (COSTS OFF)
+SELECT id FROM bb_n WHERE sh <@ hamming_block_ball('0123456789abcdef', 3, 2, 4);
+RESET enable_seqscan;
+CREATE FUNCTION pg_temp.gg_answers(use_index bool)
+RETURNS TABLE (kind text, qid int, r int, m int, b int, rows int, answer text)
+LANGUAGE sql AS $$
+    SELECT 'gist ' || kind, qid, r, m, b, rows, answer
+    FROM pg_temp.bb_answers(use_index, 'bb_g', 'bb_g_gist', ARRAY['plain', 'index-only', 'bitmap'], 2)
+    UNION ALL
+    SELECT 'gin ' || kind, qid, r, m, b, rows, answer
+    FROM pg_temp.bb_answers(use_index, 'bb_n', 'bb_n_gin', ARRAY['bitmap'], 2)
+$$;
+WITH i AS (SELECT * FROM pg_temp.gg_answers(true)),
+     s AS (SELECT * FROM pg_temp.gg_answers(false))
+SELECT i.kind, count(*) AS queries, sum(i.rows) AS rows,
+       count(*) FILTER (WHERE i.rows > 0 AND i.rows < (SELECT count(*) FROM bb WHERE sh <~> q.q <= i.r)) AS fewer_than_the_ball,
+       count(*) FILTER (WHERE i.answer = s.answer) AS agree
+FROM i JOIN s USING (kind, qid, r, m, b) JOIN bb_q q USING (qid)
+GROUP BY i.kind ORDER BY i.kind;
+
+DROP TABLE bb, bb_q, bb_c, bb_pairs, bb_g, bb_n;
