@@ -27,6 +27,7 @@
 
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
+#include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 #include "utils/spccache.h"
 
@@ -36,15 +37,40 @@
 #include "type/hamming_ball.h"
 
 /*
+ * Whether `fn` is the extension's hamming_block_ball(simhash64, int4, int4,
+ * int4), whose arguments the cost reads as such.
+ */
+static bool
+ham_is_block_ball_fn(FuncExpr *fn)
+{
+	const NdCatalog *cat = nd_catalog();
+	char	   *name;
+	bool		is;
+
+	if (list_length(fn->args) != 4 ||
+		get_func_namespace(fn->funcid) != cat->namespace ||
+		exprType(linitial(fn->args)) != cat->simhash64_type)
+		return false;
+	name = get_func_name(fn->funcid);
+	is = name != NULL && strcmp(name, "hamming_block_ball") == 0;
+	if (name)
+		pfree(name);
+	return is;
+}
+
+/*
  * The radius a block ball condition (`<@ hamming_block_ball(q, r, b, m)`)
  * searches to in an index of `nblocks` blocks (of one table when
- * only_block > 0): none when a run's tables include the one leading with
- * block b of m (one block value probed, as `=` is), else r (the ball is
- * searched and the block filtered).  A ball not known at plan time is taken
- * as one probe, as the layout's shipped conditions are.
+ * only_block > 0): none when the index's runs have the table that leads
+ * with block b of m and the scan is unordered (it probes one block value of
+ * it, as `=` does: ham_rescan makes such a ball the driving one), else r
+ * (the ball is searched and the block filtered, as an ordered scan always
+ * does).  A block or a cut not known at plan time (a generic plan's
+ * parameter) is taken as the index's own.
  */
 static int
-ham_block_ball_radius(PlannerInfo *root, Node *ball, int nblocks, int only_block)
+ham_block_ball_radius(PlannerInfo *root, Node *ball, bool ordered, int nblocks,
+					  int only_block)
 {
 	Node	   *est = estimate_expression_value(root, ball);
 	int			radius,
@@ -62,23 +88,21 @@ ham_block_ball_radius(PlannerInfo *root, Node *ball, int nblocks, int only_block
 		block = bb->block;
 		blocks = bb->blocks;
 	}
-	else if (IsA(est, FuncExpr) && list_length(((FuncExpr *) est)->args) == 4)
+	else if (IsA(est, FuncExpr) && ham_is_block_ball_fn((FuncExpr *) est))
 	{
 		List	   *args = ((FuncExpr *) est)->args;
-		Const	   *r = (Const *) lsecond(args);
-		Const	   *b = (Const *) lthird(args);
-		Const	   *m = (Const *) lfourth(args);
+		Node	   *r = lsecond(args);
+		Node	   *b = lthird(args);
+		Node	   *m = lfourth(args);
 
-		if (!IsA(b, Const) || !IsA(m, Const) || b->constisnull || m->constisnull)
-			return 0;
-		block = DatumGetInt32(b->constvalue);
-		blocks = DatumGetInt32(m->constvalue);
-		radius = IsA(r, Const) && !r->constisnull ?
-			Min(Max(DatumGetInt32(r->constvalue), 0), 64) : ND_DEFAULT_RADIUS;
+		radius = IsA(r, Const) ? Min(Max(DatumGetInt32(((Const *) r)->constvalue), 0), 64) :
+			ND_DEFAULT_RADIUS;
+		block = IsA(b, Const) ? DatumGetInt32(((Const *) b)->constvalue) : Max(only_block, 1);
+		blocks = IsA(m, Const) ? DatumGetInt32(((Const *) m)->constvalue) : nblocks;
 	}
 	else
-		return 0;
-	if (blocks == nblocks && (only_block == 0 || only_block == block))
+		return ordered ? ND_DEFAULT_RADIUS : 0;
+	if (!ordered && blocks == nblocks && (only_block == 0 || only_block == block))
 		return 0;
 	return radius;
 }
@@ -88,7 +112,8 @@ ham_block_ball_radius(PlannerInfo *root, Node *ball, int nblocks, int only_block
  * block ball's (above).
  */
 static int
-ham_clause_radius(PlannerInfo *root, RestrictInfo *rinfo, int nblocks, int only_block)
+ham_clause_radius(PlannerInfo *root, RestrictInfo *rinfo, bool ordered, int nblocks,
+				  int only_block)
 {
 	const NdCatalog *cat = nd_catalog();
 	OpExpr	   *op = (OpExpr *) rinfo->clause;
@@ -99,7 +124,8 @@ ham_clause_radius(PlannerInfo *root, RestrictInfo *rinfo, int nblocks, int only_
 		return nd_ball_radius(root, (Node *) lsecond(op->args));
 	if (OidIsValid(cat->hamming_block_ball_type) &&
 		exprType((Node *) lsecond(op->args)) == cat->hamming_block_ball_type)
-		return ham_block_ball_radius(root, (Node *) lsecond(op->args), nblocks, only_block);
+		return ham_block_ball_radius(root, (Node *) lsecond(op->args), ordered,
+									 nblocks, only_block);
 	return 0;					/* equality */
 }
 
@@ -146,9 +172,11 @@ ham_run_shares(Oid indexoid, double *share, double *pending, nd_layout *layout,
 	index_close(index, NoLock);
 	*nblocks = snap.nblocks;
 	*only_block = snap.only_block;
-	/* an index of one table: its steps are the block values at each distance */
-	if (snap.only_block > 0)
-		ham_run_layout(layout, snap.nblocks, snap.only_block);
+	/*
+	 * The runs' layout: its blocks' widths size each probe, and an index of
+	 * one table steps through the block values at each distance.
+	 */
+	ham_run_layout(layout, snap.nblocks, snap.only_block);
 	for (int r = 0; r < snap.nruns; r++)
 		total += (double) snap.runs[r].nentries;
 	total += (double) ham_unflushed_entries(&snap);
@@ -190,7 +218,7 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	ListCell   *lc;
 
 	get_tablespace_page_costs(index->reltablespace, &spc_random_page_cost, &spc_seq_page_cost);
-	/* the default layout: another `blocks` changes little */
+	/* until the metapage is read: the default layout */
 	nd_layout_init(&layout, 4);
 	if (index->hypothetical)
 	{
@@ -210,7 +238,7 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 		foreach(lc2, iclause->indexquals)
 			radius = Min(radius, ham_clause_radius(root, lfirst_node(RestrictInfo, lc2),
-												   nblocks, only_block));
+												   ordered, nblocks, only_block));
 	}
 
 	sel = quals ? clauselist_selectivity(root, quals, index->rel->relid, JOIN_INNER, NULL) : 1.0;

@@ -487,27 +487,37 @@ ham_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	so->ablocks = 0;
 
 	/*
-	 * Unordered: the smallest ball drives the search, a block ball before
-	 * another of its radius (it probes one table).
+	 * Unordered: a block ball of the index's own cut and table drives the
+	 * search (it probes one block value), else the smallest ball, a block
+	 * ball before another of its radius (it probes one table).  The cost
+	 * model (ham_cost.c) prices the driving ball.
 	 */
 	if (!so->ordered)
 	{
+		int			own_blocks = ham_option_blocks(scan->indexRelation);
+		int			own_only = ham_option_only_block(scan->indexRelation);
+		int			rank = 0;
+
 		for (int i = 0; i < scan->numberOfKeys; i++)
 		{
 			uint64		c,
 						m;
 			int			r,
 						b,
-						bs;
+						bs,
+						k;
 
 			if (!ham_key_ball(&scan->keyData[i], &c, &r, &m, &b, &bs))
 			{
 				so->none = true;
 				return;
 			}
-			if (driver < 0 || r < so->max_radius ||
-				(r == so->max_radius && b >= 0 && so->ablock < 0))
+			/* ranked by radius, a probe of one block value below them all */
+			k = b >= 0 && bs == own_blocks && (own_only == 0 || own_only == b + 1) ? -1 : r;
+			if (driver < 0 || k < rank ||
+				(k == rank && b >= 0 && so->ablock < 0))
 			{
+				rank = k;
 				driver = i;
 				so->center = c;
 				so->max_radius = r;

@@ -239,7 +239,7 @@ ham_run_layout(nd_layout *l, int nblocks, int only_block)
 typedef struct HamOptions
 {
 	int32		vl_len_;		/* varlena header (do not touch directly!) */
-	int			blocks;			/* 0: chosen from the row count at build */
+	int			blocks;			/* 0: the default, 4 */
 	int			pending_limit;	/* kB; -1: the default */
 	bool		background_merge;	/* inserts leave flushes to a worker */
 	int			only_block;		/* 0: a table per block; else only the

@@ -106,6 +106,27 @@ SELECT b,
          = pg_temp.index_cost(format('SELECT id FROM ob WHERE sh <@ hamming_ball(%L, 3)', q)) AS as_the_ball
 FROM ob_q, generate_series(1, 4) b WHERE qid = 1 ORDER BY b;
 
+-- beside another ball, the block ball of its block drives the scan (one
+-- probe, the other ball a filter): the pages of that probe alone, and the
+-- rows of a sequential scan
+CREATE FUNCTION pg_temp.ob_pair(q simhash64, use_index bool) RETURNS text[]
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('enable_seqscan', (NOT use_index)::text, true);
+    PERFORM set_config('enable_indexscan', use_index::text, true);
+    PERFORM set_config('enable_bitmapscan', use_index::text, true);
+    RETURN ARRAY[
+        nd_test.answer(use_index, 'ob_sh', format('SELECT format(''%%s:%%s'', count(*), sum(id)) FROM ob WHERE sh <@ hamming_block_ball(%L, 3, 1, 4) AND sh <@ hamming_block_ball(%L, 3, 2, 4)', q, q)),
+        nd_test.answer(use_index, 'ob_sh', format('SELECT format(''%%s:%%s'', count(*), sum(id)) FROM ob WHERE sh <@ hamming_ball(%L, 2) AND sh <@ hamming_block_ball(%L, 3, 2, 4)', q, q))];
+END $$;
+SELECT sum(pg_temp.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_block_ball(%L, 3, 1, 4) AND sh <@ hamming_block_ball(%L, 3, 2, 4)', q, q)))
+         <= sum(pg_temp.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_block_ball(%L, 3, 2, 4)', q))) AS before_another_block,
+       sum(pg_temp.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_ball(%L, 2) AND sh <@ hamming_block_ball(%L, 3, 2, 4)', q, q)))
+         <= sum(pg_temp.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_block_ball(%L, 3, 2, 4)', q))) AS before_a_smaller_ball,
+       count(*) FILTER (WHERE pg_temp.ob_pair(q, true) = pg_temp.ob_pair(q, false)) AS agree,
+       count(*) AS queries
+FROM ob_q;
+
 -- the option: its bounds, and no change after the build
 SELECT nd_test.try($$CREATE INDEX ON ob USING hamming (sh) WITH (blocks = 4, only_block = 5)$$);
 SELECT nd_test.try($$CREATE INDEX ON ob USING hamming (sh) WITH (only_block = -1)$$);
