@@ -152,7 +152,19 @@ EOF
 # The check scripts' index queries use the index paths (same settings, same
 # shape), with literals (pgbench -M simple) and as generic plans of
 # prepared statements (-M prepared, plan_cache_mode = force_generic_plan).
-plans=$(psql_q <<'EOF'
+# generic_plans TABLE: the radius and KNN queries of TABLE's check script
+# as prepared statements, and the EXPLAIN of their generic plans.
+generic_plans() {
+	cat <<EOF
+PREPARE ${1}_r(int, int, int, int) AS INSERT INTO obs SELECT 1, 'x', 'x', array_agg(id)::text
+    FROM $1 WHERE sh <~> nd_flip(nd_center(\$1), \$2, \$3) <= \$4;
+EXPLAIN (COSTS OFF) EXECUTE ${1}_r(7, 3, 5, 4);
+PREPARE ${1}_k(int, int, int) AS INSERT INTO obs SELECT 1, 'x', 'x', array_agg(d)::text
+    FROM (SELECT sh <~> nd_flip(nd_center(\$1), \$2, \$3) AS d FROM $1 ORDER BY sh <~> nd_flip(nd_center(\$1), \$2, \$3) LIMIT 12) s;
+EXPLAIN (COSTS OFF) EXECUTE ${1}_k(7, 3, 5);
+EOF
+}
+plans=$(psql_q <<EOF
 BEGIN;
 SET LOCAL enable_seqscan = off;
 SET LOCAL enable_bitmapscan = off;
@@ -178,27 +190,21 @@ BEGIN;
 SET LOCAL plan_cache_mode = force_generic_plan;
 SET LOCAL enable_seqscan = off;
 SET LOCAL enable_bitmapscan = off;
-PREPARE g1(int, int, int, int) AS INSERT INTO obs SELECT 1, 'x', 'x', array_agg(id)::text
-    FROM cg WHERE sh <~> nd_flip(nd_center($1), $2, $3) <= $4;
-EXPLAIN (COSTS OFF) EXECUTE g1(7, 3, 5, 4);
-PREPARE g2(int, int, int) AS INSERT INTO obs SELECT 1, 'x', 'x', array_agg(d)::text
-    FROM (SELECT sh <~> nd_flip(nd_center($1), $2, $3) AS d FROM cg ORDER BY sh <~> nd_flip(nd_center($1), $2, $3) LIMIT 12) s;
-EXPLAIN (COSTS OFF) EXECUTE g2(7, 3, 5);
-PREPARE h1(int, int, int, int) AS INSERT INTO obs SELECT 1, 'x', 'x', array_agg(id)::text
-    FROM ch WHERE sh <~> nd_flip(nd_center($1), $2, $3) <= $4;
-EXPLAIN (COSTS OFF) EXECUTE h1(7, 3, 5, 4);
-PREPARE h2(int, int, int) AS INSERT INTO obs SELECT 1, 'x', 'x', array_agg(d)::text
-    FROM (SELECT sh <~> nd_flip(nd_center($1), $2, $3) AS d FROM ch ORDER BY sh <~> nd_flip(nd_center($1), $2, $3) LIMIT 12) s;
-EXPLAIN (COSTS OFF) EXECUTE h2(7, 3, 5);
+$(generic_plans cg)
+$(generic_plans ch)
+$(generic_plans co)
+PREPARE o3(int, int, int, int) AS INSERT INTO obs SELECT 1, 'x', 'x', array_agg(id)::text
+    FROM co WHERE sh <@ hamming_block_ball(nd_flip(nd_center(\$1), \$2, \$3), \$4, 2, 4);
+EXPLAIN (COSTS OFF) EXECUTE o3(7, 3, 5, 4);
 SET LOCAL enable_bitmapscan = on;
 PREPARE g3(int, int, int, int) AS INSERT INTO obs SELECT 1, 'x', 'x', array_agg(id)::text
-    FROM cn WHERE sh <~> nd_flip(nd_center($1), $2, $3) <= $4;
+    FROM cn WHERE sh <~> nd_flip(nd_center(\$1), \$2, \$3) <= \$4;
 EXPLAIN (COSTS OFF) EXECUTE g3(7, 3, 5, 4);
 ROLLBACK;
 EOF
 )
 echo "$plans" | grep -E 'Scan' | sed 's/^ *->  /# /'
-ok $([ "$(grep -cE '(Index Scan|Index Only Scan) using (cg_gist|ch_ham|co_one)|Bitmap Index Scan on cn_gin' <<<"$plans")" = 13 ] && echo 0 || echo 1) \
+ok $([ "$(grep -cE '(Index Scan|Index Only Scan) using (cg_gist|ch_ham|co_one)|Bitmap Index Scan on cn_gin' <<<"$plans")" = 16 ] && echo 0 || echo 1) \
 	"the check scripts' index queries use cg_gist, ch_ham, co_one (radius, KNN, co_one's block ball) and cn_gin, also as generic plans"
 
 # --- the runs -----------------------------------------------------------------------

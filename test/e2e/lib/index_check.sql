@@ -86,10 +86,10 @@ $$;
  * path on `index` returns equal the rows a sequential scan finds, where the
  * sequential scan computes distances with bit_count() rather than with any
  * function of the extension.  Spellings: sh <~> q <= r (planner rewrite),
- * sh <@ hamming_ball(q, r), sh = q (r = 0), for hamming also block balls
- * (sh <@ hamming_block_ball(q, r, b, 4): the block of the index's one table,
- * else block 2; the oracle keeps the seq scan's rows whose simhash_block
- * equals the query's), and for GiST and hamming an index-only shape
+ * sh <@ hamming_ball(q, r), sh = q (r = 0), block balls from 0.4 on
+ * (sh <@ hamming_block_ball(q, r, b, m): m the index's blocks, b the block
+ * of a hamming index's one table, else 2; the oracle keeps the seq scan's rows whose
+ * simhash_block equals the query's), and for GiST and hamming an index-only shape
  * (SELECT sh) and KNN (ORDER BY sh <~> q LIMIT k: the distances must be the
  * k smallest, in order).  GiST and hamming are checked through plain and bitmap
  * index scans, GIN through bitmap scans.  Every query's plan must use the
@@ -126,6 +126,7 @@ DECLARE
     line text;
     plan text;
     blk int;
+    blks int;
     n int := 0;
     bad int := 0;
     badplan int := 0;
@@ -140,14 +141,18 @@ BEGIN
     IF modes IS NULL THEN
         RAISE EXCEPTION 'nd_check: % is not a GiST, GIN or hamming index', idx;
     END IF;
-    -- block balls of 4 blocks: of the index's one table if it has one
-    -- (WITH (only_block = b), answered from one block value), else of
-    -- block 2 (a table of a 4-block index; others search the ball)
-    -- (none before 0.4: blk NULL)
+    -- block balls (none before 0.4: blk NULL) of the index's cut (a hamming
+    -- index's `blocks`, else 4): of the block of its one table if it has
+    -- one (WITH (only_block = b), answered from one block value), else of
+    -- block 2 (a hamming index probes its table; GiST and GIN search the
+    -- ball and recheck)
     IF to_regprocedure('hamming_block_ball(simhash64, int4, int4, int4)') IS NOT NULL THEN
-        SELECT coalesce(max(o.option_value::int), 2) INTO blk
-        FROM pg_class c, pg_options_to_table(c.reloptions) o
-        WHERE c.oid = idx AND o.option_name = 'only_block';
+        SELECT coalesce(max(nullif(o.option_value::int, 0)) FILTER (WHERE o.option_name = 'blocks'), 4),
+               coalesce(max(nullif(o.option_value::int, 0)) FILTER (WHERE o.option_name = 'only_block'), 2)
+        INTO blks, blk
+        FROM pg_class c LEFT JOIN LATERAL pg_options_to_table(c.reloptions) o ON true
+        WHERE c.oid = idx;
+        blk := least(blk, blks);
     END IF;
 
     FOREACH q IN ARRAY codes LOOP
@@ -167,13 +172,9 @@ BEGIN
 
         FOREACH mode IN ARRAY modes LOOP
             FOREACH r IN ARRAY radii LOOP
-                FOREACH sp IN ARRAY CASE WHEN am = 'hamming' AND mode = 'index'
+                FOREACH sp IN ARRAY CASE WHEN am IN ('gist', 'hamming') AND mode = 'index'
                                          THEN '{dist,ball,eq,codes,block}'::text[]
-                                         WHEN am = 'hamming'
-                                         THEN '{dist,ball,eq,block}'::text[]
-                                         WHEN am = 'gist' AND mode = 'index'
-                                         THEN '{dist,ball,eq,codes}'::text[]
-                                         ELSE '{dist,ball,eq}'::text[] END LOOP
+                                         ELSE '{dist,ball,eq,block}'::text[] END LOOP
                     CONTINUE WHEN sp = 'eq' AND r <> 0;
                     -- hamming_ball refuses a radius outside 0..64 (22023);
                     -- the comparison takes any
@@ -187,7 +188,7 @@ BEGIN
                                         WHEN 'codes' THEN format('sh <~> %s <= %s', ql, r)
                                         WHEN 'ball' THEN format('sh <@ hamming_ball(%s, %s)', ql, r)
                                         WHEN 'eq' THEN format('sh = %s', ql)
-                                        WHEN 'block' THEN format('sh <@ hamming_block_ball(%s, %s, %s, 4)', ql, r, blk)
+                                        WHEN 'block' THEN format('sh <@ hamming_block_ball(%s, %s, %s, %s)', ql, r, blk, blks)
                                     END);
                     IF sp = 'codes' THEN
                         SELECT coalesce(array_agg(exp_sh[i] ORDER BY exp_sh[i]), '{}') INTO want
@@ -196,7 +197,7 @@ BEGIN
                         SELECT coalesce(array_agg(exp_ids[i] ORDER BY exp_ids[i]), '{}') INTO want
                         FROM generate_subscripts(exp_ids, 1) i
                         WHERE exp_d[i] <= r
-                          AND simhash_block(exp_sh[i]::simhash64, blk, 4) = simhash_block(q, blk, 4);
+                          AND simhash_block(exp_sh[i]::simhash64, blk, blks) = simhash_block(q, blk, blks);
                     ELSE
                         SELECT coalesce(array_agg(exp_ids[i] ORDER BY exp_ids[i]), '{}') INTO want
                         FROM generate_subscripts(exp_ids, 1) i WHERE exp_d[i] <= r;
