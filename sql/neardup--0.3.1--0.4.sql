@@ -569,8 +569,8 @@ ALTER OPERATOR FAMILY @extschema@.simhash64_hamming_ops USING hamming ADD
 ALTER OPERATOR FAMILY @extschema@.hamming_ball_hamming_ops USING hamming ADD
     OPERATOR 5 @extschema@.<@ (@extschema@.simhash64, @extschema@.hamming_block_ball);
 
--- GiST and GIN search the ball and recheck the block (31: past the core's
--- GiST strategy numbers)
+-- GiST searches the block ball (31: past the core's GiST strategy
+-- numbers); GIN searches its ball and rechecks the block
 ALTER OPERATOR FAMILY @extschema@.simhash64_gist_ops USING gist ADD
     OPERATOR 31 @extschema@.<@ (@extschema@.simhash64, @extschema@.hamming_block_ball);
 ALTER OPERATOR FAMILY @extschema@.simhash64_gin_ops USING gin ADD

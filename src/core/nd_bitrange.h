@@ -65,11 +65,18 @@ nd_bitrange_unfixed(const nd_bitrange *r)
 	return nd_popcount64(r->all ^ r->any);
 }
 
+/* The bits on which every code of the range differs from q */
+static inline uint64_t
+nd_bitrange_differ(const nd_bitrange *r, uint64_t q)
+{
+	return (r->all & ~q) | (~r->any & q);
+}
+
 /* Distance from q to the nearest point of the subcube. */
 static inline int
 nd_bitrange_lower_bound(const nd_bitrange *r, uint64_t q)
 {
-	return nd_popcount64((r->all & ~q) | (~r->any & q));
+	return nd_popcount64(nd_bitrange_differ(r, q));
 }
 
 static inline bool

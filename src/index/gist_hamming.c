@@ -45,9 +45,6 @@
 #define DatumGetBitrangeP(X)	((nd_bitrange *) DatumGetPointer(X))
 
 StaticAssertDecl(sizeof(nd_bitrange) == 16, "simhash64_gist_key is 16 bytes");
-StaticAssertDecl(offsetof(HammingBlockBall, center) == offsetof(HammingBall, center) &&
-				 offsetof(HammingBlockBall, radius) == offsetof(HammingBall, radius),
-				 "a block ball begins as a ball");
 
 /*
  * The key type is internal to the index: it prints (to inspect index pages)
@@ -136,9 +133,9 @@ gist_simhash64_fetch(PG_FUNCTION_ARGS)
  * `<@` and `=` are exact: the lower bound is the distance itself at a leaf,
  * and inner keys only decide where to descend.  `&&` (hamming_ball_gist_ops)
  * finds the centers within the query's radius; the row's own radius, not
- * in the index, is rechecked.  `<@` a block ball searches its ball (a
- * HammingBlockBall begins as a HammingBall does), and the block is
- * rechecked.
+ * in the index, is rechecked.  `<@` a block ball is exact too: a subtree
+ * whose codes all differ from the center on a bit of the block, or on more
+ * bits than the radius, is skipped.
  */
 PG_FUNCTION_INFO_V1(gist_simhash64_consistent);
 Datum
@@ -153,7 +150,6 @@ gist_simhash64_consistent(PG_FUNCTION_ARGS)
 	switch (strategy)
 	{
 		case SH_STRATEGY_COLLIDES:
-		case SH_STRATEGY_WITHIN_BLOCK:
 			/* the centers within the query's radius, as <@ finds them */
 			*recheck = GIST_LEAF(entry);
 			/* FALLTHROUGH */
@@ -162,6 +158,14 @@ gist_simhash64_consistent(PG_FUNCTION_ARGS)
 				HammingBall *ball = PG_GETARG_HAMMING_BALL_P(1);
 
 				PG_RETURN_BOOL(nd_bitrange_lower_bound(key, ball->center) <= ball->radius);
+			}
+		case SH_STRATEGY_WITHIN_BLOCK:
+			{
+				HammingBlockBall *ball = PG_GETARG_HAMMING_BLOCK_BALL_P(1);
+				uint64		differ = nd_bitrange_differ(key, ball->center);
+
+				PG_RETURN_BOOL((differ & hamming_block_mask(ball->block, ball->blocks)) == 0 &&
+							   pg_popcount64(differ) <= ball->radius);
 			}
 		case SH_STRATEGY_EQUAL:
 			PG_RETURN_BOOL(nd_bitrange_lower_bound(key, PG_GETARG_SIMHASH64(1)) == 0);

@@ -188,8 +188,9 @@ FROM (SELECT nd_test.answer(true, 'bb_c_near', format(
 RESET enable_bitmapscan;
 RESET enable_seqscan;
 
--- GiST and GIN search the ball and recheck the block: the plans, and every
--- answer (GiST plain, index-only and bitmap; GIN bitmap) against a
+-- GiST answers block balls exactly (it skips subtrees that differ on the
+-- block), GIN searches the ball and rechecks the block: the plans, and
+-- every answer (GiST plain, index-only and bitmap; GIN bitmap) against a
 -- sequential scan, for blocks of cuts 3 to 5 and radius 0 to 6
 CREATE TABLE bb_g (id int, sh simhash64) WITH (autovacuum_enabled = off);
 INSERT INTO bb_g SELECT id, sh FROM bb;

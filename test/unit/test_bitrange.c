@@ -293,10 +293,46 @@ test_split(void)
 	}
 }
 
+/*
+ * nd_bitrange_differ: every code of a range differs from q on each of its
+ * bits (so a GiST block ball may skip a subtree that differs on a bit of
+ * its block), and for one code it is that code's XOR with q (exact leaves).
+ */
+static void
+test_differ(void)
+{
+	int			unsound = 0,
+				inexact = 0;
+
+	for (int t = 0; t < 2000; t++)
+	{
+		uint64_t	codes[16];
+		uint64_t	base = rnd();
+		int			n = 1 + (int) (rnd() % 16);
+		uint64_t	q = (t % 2) ? flip(base, (int) (rnd() % 10)) : rnd();
+		nd_bitrange r;
+		uint64_t	d;
+
+		for (int i = 0; i < n; i++)
+			codes[i] = flip(base, (int) (rnd() % 8));
+		r = union_of(codes, n);
+		d = nd_bitrange_differ(&r, q);
+		for (int i = 0; i < n; i++)
+			if (((codes[i] ^ q) & d) != d)
+				unsound++;
+		r = nd_bitrange_of(codes[0]);
+		if (nd_bitrange_differ(&r, q) != (codes[0] ^ q))
+			inexact++;
+	}
+	ok(unsound == 0, "every member differs from the query on every bit of differ (%d violations)", unsound);
+	ok(inexact == 0, "differ of one code is its XOR with the query (%d wrong)", inexact);
+}
+
 int
 main(void)
 {
 	test_lower_bound();
+	test_differ();
 	test_penalty();
 	test_split();
 	return tap_done();
