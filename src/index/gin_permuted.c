@@ -44,6 +44,11 @@
 #define SIMHASH_GIN_WITHIN_BLOCK_STRATEGY	3	/* simhash64 <@ hamming_block_ball
 												 * (0.4 on) */
 
+/* extractQuery reads a block ball as its ball: the fields it reads agree */
+StaticAssertDecl(offsetof(HammingBlockBall, center) == offsetof(HammingBall, center) &&
+				 offsetof(HammingBlockBall, radius) == offsetof(HammingBall, radius),
+				 "a block ball begins as a ball");
+
 /* The block layout and key format of one index */
 typedef struct SimhashGinLayout
 {
