@@ -49,6 +49,32 @@ BEGIN
     RETURN result;
 END $$;
 
+-- The top node of a query's plan as an index scan would run it (no
+-- sequential or bitmap scan): executed when `execute`, for its buffers.
+CREATE FUNCTION nd_test.index_plan(sql text, execute bool) RETURNS json
+LANGUAGE plpgsql
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+AS $$
+DECLARE
+    plan json;
+BEGIN
+    EXECUTE CASE WHEN execute THEN 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) '
+                 ELSE 'EXPLAIN (FORMAT JSON) ' END || sql INTO plan;
+    RETURN plan -> 0 -> 'Plan';
+END $$;
+
+-- The shared buffers such a scan reads, and its estimated total cost.
+CREATE FUNCTION nd_test.index_pages(sql text) RETURNS int
+LANGUAGE sql AS $$
+    SELECT (p ->> 'Shared Hit Blocks')::int + (p ->> 'Shared Read Blocks')::int
+    FROM nd_test.index_plan(sql, true) p
+$$;
+CREATE FUNCTION nd_test.index_cost(sql text) RETURNS numeric
+LANGUAGE sql AS $$
+    SELECT (nd_test.index_plan(sql, false) ->> 'Total Cost')::numeric
+$$;
+
 -- Every answer of a table tbl (id int, sh simhash64) for each code q of
 -- query_table (qid int, q simhash64), through its hamming index index_name
 -- (use_index: the plan must use it) or without it (the plan must not):

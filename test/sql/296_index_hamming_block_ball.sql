@@ -155,20 +155,10 @@ FROM unnest(ARRAY(SELECT pg_temp.bb_mixed(true)), ARRAY(SELECT pg_temp.bb_mixed(
 
 -- one table of four: a block ball reads fewer pages than its ball (an
 -- index-only scan of one run, radius 3: the ball probes each table once)
-CREATE FUNCTION pg_temp.index_pages(sql text) RETURNS int
-LANGUAGE plpgsql AS $$
-DECLARE
-    plan json;
-BEGIN
-    SET LOCAL enable_seqscan = off;
-    SET LOCAL enable_bitmapscan = off;
-    EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || sql INTO plan;
-    RETURN (plan -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::int + (plan -> 0 -> 'Plan' ->> 'Shared Read Blocks')::int;
-END $$;
 REINDEX INDEX bb_sh;
 SELECT count(*) = 1 AS one_run FROM hamming_runs('bb_sh');
-SELECT sum(pg_temp.index_pages(format('SELECT sh FROM bb WHERE sh <@ hamming_block_ball(%L, 3, 2, 4)', q)))
-       < sum(pg_temp.index_pages(format('SELECT sh FROM bb WHERE sh <@ hamming_ball(%L, 3)', q))) AS block_ball_reads_fewer
+SELECT sum(nd_test.index_pages(format('SELECT sh FROM bb WHERE sh <@ hamming_block_ball(%L, 3, 2, 4)', q)))
+       < sum(nd_test.index_pages(format('SELECT sh FROM bb WHERE sh <@ hamming_ball(%L, 3)', q))) AS block_ball_reads_fewer
 FROM bb_q;
 
 -- the near-duplicate constraint's index answers block balls as an index

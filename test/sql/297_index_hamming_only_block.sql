@@ -73,37 +73,17 @@ SELECT i.b, count(*) AS queries, sum(i.rows) AS rows, count(*) FILTER (WHERE i.a
 FROM i JOIN s USING (qid, b, r) GROUP BY i.b ORDER BY i.b;
 
 -- the block ball of its block reads a few pages; the ball reads more
-CREATE FUNCTION pg_temp.index_pages(sql text) RETURNS int
-LANGUAGE plpgsql AS $$
-DECLARE
-    plan json;
-BEGIN
-    SET LOCAL enable_seqscan = off;
-    SET LOCAL enable_bitmapscan = off;
-    EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || sql INTO plan;
-    RETURN (plan -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::int + (plan -> 0 -> 'Plan' ->> 'Shared Read Blocks')::int;
-END $$;
-SELECT sum(pg_temp.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_block_ball(%L, 3, 2, 4)', q)))
-       < sum(pg_temp.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_ball(%L, 3)', q))) AS block_ball_reads_fewer
+SELECT sum(nd_test.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_block_ball(%L, 3, 2, 4)', q)))
+       < sum(nd_test.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_ball(%L, 3)', q))) AS block_ball_reads_fewer
 FROM ob_q;
 
 -- the cost model: a block ball of its block is a probe of one block value;
 -- another block's is a search of the ball, costed as the radius search
-CREATE FUNCTION pg_temp.index_cost(sql text) RETURNS numeric
-LANGUAGE plpgsql AS $$
-DECLARE
-    plan json;
-BEGIN
-    SET LOCAL enable_seqscan = off;
-    SET LOCAL enable_bitmapscan = off;
-    EXECUTE 'EXPLAIN (FORMAT JSON) ' || sql INTO plan;
-    RETURN (plan -> 0 -> 'Plan' ->> 'Total Cost')::numeric;
-END $$;
 SELECT b,
-       pg_temp.index_cost(format('SELECT id FROM ob WHERE sh <@ hamming_block_ball(%L, 3, %s, 4)', q, b))
-         > pg_temp.index_cost(format('SELECT id FROM ob WHERE sh <@ hamming_block_ball(%L, 3, 2, 4)', q)) AS costs_more,
-       pg_temp.index_cost(format('SELECT id FROM ob WHERE sh <@ hamming_block_ball(%L, 3, %s, 4)', q, b))
-         = pg_temp.index_cost(format('SELECT id FROM ob WHERE sh <@ hamming_ball(%L, 3)', q)) AS as_the_ball
+       nd_test.index_cost(format('SELECT id FROM ob WHERE sh <@ hamming_block_ball(%L, 3, %s, 4)', q, b))
+         > nd_test.index_cost(format('SELECT id FROM ob WHERE sh <@ hamming_block_ball(%L, 3, 2, 4)', q)) AS costs_more,
+       nd_test.index_cost(format('SELECT id FROM ob WHERE sh <@ hamming_block_ball(%L, 3, %s, 4)', q, b))
+         = nd_test.index_cost(format('SELECT id FROM ob WHERE sh <@ hamming_ball(%L, 3)', q)) AS as_the_ball
 FROM ob_q, generate_series(1, 4) b WHERE qid = 1 ORDER BY b;
 
 -- beside another ball, the block ball of its block drives the scan (one
@@ -119,10 +99,10 @@ BEGIN
         nd_test.answer(use_index, 'ob_sh', format('SELECT format(''%%s:%%s'', count(*), sum(id)) FROM ob WHERE sh <@ hamming_block_ball(%L, 3, 1, 4) AND sh <@ hamming_block_ball(%L, 3, 2, 4)', q, q)),
         nd_test.answer(use_index, 'ob_sh', format('SELECT format(''%%s:%%s'', count(*), sum(id)) FROM ob WHERE sh <@ hamming_ball(%L, 2) AND sh <@ hamming_block_ball(%L, 3, 2, 4)', q, q))];
 END $$;
-SELECT sum(pg_temp.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_block_ball(%L, 3, 1, 4) AND sh <@ hamming_block_ball(%L, 3, 2, 4)', q, q)))
-         <= sum(pg_temp.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_block_ball(%L, 3, 2, 4)', q))) AS before_another_block,
-       sum(pg_temp.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_ball(%L, 2) AND sh <@ hamming_block_ball(%L, 3, 2, 4)', q, q)))
-         <= sum(pg_temp.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_block_ball(%L, 3, 2, 4)', q))) AS before_a_smaller_ball,
+SELECT sum(nd_test.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_block_ball(%L, 3, 1, 4) AND sh <@ hamming_block_ball(%L, 3, 2, 4)', q, q)))
+         <= sum(nd_test.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_block_ball(%L, 3, 2, 4)', q))) AS before_another_block,
+       sum(nd_test.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_ball(%L, 2) AND sh <@ hamming_block_ball(%L, 3, 2, 4)', q, q)))
+         <= sum(nd_test.index_pages(format('SELECT sh FROM ob WHERE sh <@ hamming_block_ball(%L, 3, 2, 4)', q))) AS before_a_smaller_ball,
        count(*) FILTER (WHERE pg_temp.ob_pair(q, true) = pg_temp.ob_pair(q, false)) AS agree,
        count(*) AS queries
 FROM ob_q;
