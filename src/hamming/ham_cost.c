@@ -102,7 +102,7 @@ ham_block_ball_radius(PlannerInfo *root, Node *ball, bool ordered, int nblocks,
 	}
 	else
 		return ordered ? ND_DEFAULT_RADIUS : 0;
-	if (!ordered && blocks == nblocks && (only_block == 0 || only_block == block))
+	if (!ordered && ham_run_has_block_table(nblocks, only_block, block, blocks))
 		return 0;
 	return radius;
 }

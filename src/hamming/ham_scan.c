@@ -513,7 +513,7 @@ ham_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 				return;
 			}
 			/* ranked by radius, a probe of one block value below them all */
-			k = b >= 0 && bs == own_blocks && (own_only == 0 || own_only == b + 1) ? -1 : r;
+			k = b >= 0 && ham_run_has_block_table(own_blocks, own_only, b + 1, bs) ? -1 : r;
 			if (driver < 0 || k < rank ||
 				(k == rank && b >= 0 && so->ablock < 0))
 			{
@@ -779,11 +779,10 @@ ham_page_range(const HamRunDir *dir, int table, uint32 p, const uint64 *keys, si
 static int
 ham_run_block_table(HamScanOpaque so, const HamRunDir *dir)
 {
-	if (so->ablock < 0 || dir->cut != so->ablocks)
+	if (so->ablock < 0 ||
+		!ham_run_has_block_table(dir->cut, dir->only_block, so->ablock + 1, so->ablocks))
 		return -1;
-	if (dir->only_block == 0)
-		return so->ablock;
-	return so->ablock == dir->only_block - 1 ? 0 : -1;
+	return dir->only_block == 0 ? so->ablock : 0;
 }
 
 /*

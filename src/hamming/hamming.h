@@ -223,6 +223,17 @@ typedef struct HamRunHeader
 #define HamPageGetRunHeader(page) ((HamRunHeader *) ((char *) (page) + HAM_PAGE_CONTENT_OFFSET))
 
 /*
+ * Whether a run cut into `nblocks` blocks (only_block: 0, or its one table's
+ * block) has the table that leads with block `block` (from 1) of a block
+ * ball of `blocks`: then the ball is one probe of it.
+ */
+static inline bool
+ham_run_has_block_table(int nblocks, int only_block, int block, int blocks)
+{
+	return blocks == nblocks && (only_block == 0 || only_block == block);
+}
+
+/*
  * The layout of a run's tables: a table per block of `nblocks`, or with
  * only_block (from 1) that block's table alone.
  */
