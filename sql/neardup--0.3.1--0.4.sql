@@ -590,6 +590,10 @@ ALTER OPERATOR FAMILY @extschema@.simhash64_gin_ops USING gin ADD
  * near-duplicate constraint, keep their indexes as before.  Tables made
  * before this version keep theirs (doc/scale-out.md says how to rebuild
  * them).
+ *
+ * Copies b > 1 with a hamming index have no primary key either (a third of
+ * a copy's bytes): simhash_layout_delete below finds their rows by code,
+ * which their index probes.  Copy 1 keeps its key: deletes start there.
  */
 CREATE OR REPLACE FUNCTION @extschema@.simhash_shard_create(layout pg_catalog.text,
                                                  blocks pg_catalog.int4 DEFAULT 4,
@@ -624,8 +628,9 @@ BEGIN
         FOR p IN 0 .. partitions OPERATOR(pg_catalog.-) 1 LOOP
             t := pg_catalog.format('%s_b%s_p%s', layout, b, p);
             EXECUTE pg_catalog.format(
-                'CREATE TABLE %1$I.%2$I (id pg_catalog.int8 PRIMARY KEY, sh @extschema@.simhash64 NOT NULL)',
-                nsp, t);
+                'CREATE TABLE %1$I.%2$I (id pg_catalog.int8 %3$s, sh @extschema@.simhash64 NOT NULL)',
+                nsp, t,
+                CASE WHEN b OPERATOR(pg_catalog.>) 1 AND exclude_within IS NULL THEN 'NOT NULL' ELSE 'PRIMARY KEY' END);
             IF exclude_within IS NULL AND (blocks OPERATOR(pg_catalog.<) 3 OR blocks OPERATOR(pg_catalog.>) 8) THEN
                 -- a cut no hamming index has: its own 4 blocks
                 EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I USING hamming (sh)', nsp, t);
@@ -656,6 +661,111 @@ BEGIN
     RETURN made;
 END
 $$;
+
+/*
+ * Deletes start at copy 1, by its primary key, and take the codes of the
+ * rows they delete there to the other copies: copy b's rows are deleted
+ * from the partitions that hold those codes' block b (partition pruning on
+ * constants), where its hamming index finds them by code.  So the copies
+ * b > 1 need no key on id, and a delete of a few ids reads one partition
+ * of each of them rather than every one (19 remote deletes for one id in a
+ * layout of 4 copies of 16 partitions, not 64).  The ids copy 1 does not
+ * hold are deleted by id from every partition of the other copies (where
+ * a copy has no key, a sequential scan of each partition): a delete leaves
+ * no row of its ids in any copy, whatever the copies held.
+ */
+CREATE OR REPLACE FUNCTION @extschema@.simhash_layout_delete(layout pg_catalog.regclass, ids pg_catalog.int8[])
+RETURNS pg_catalog.int8
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    l record;
+    n pg_catalog.int8;
+    first_ids pg_catalog.int8[];
+    first_codes @extschema@.simhash64[];
+    missing pg_catalog.int8[];
+    chunk record;
+    counts pg_catalog.int8[];
+    copy_b pg_catalog.text;
+BEGIN
+    IF layout IS NULL OR ids IS NULL THEN
+        RAISE EXCEPTION '% must not be null',
+            CASE WHEN layout IS NULL THEN 'layout' ELSE 'ids' END
+            USING ERRCODE = '22004';
+    END IF;
+    -- as a NULL id in the dedup family: a NULL can name no row, and is
+    -- more likely a caller's bug (an outer join, a failed lookup) than a
+    -- request to delete nothing.  An empty array deletes nothing.
+    IF pg_catalog.array_position(ids, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'ids must not contain nulls' USING ERRCODE = '22004';
+    END IF;
+    l := @extschema@.simhash_layout_parts(layout);
+    EXECUTE pg_catalog.format(
+        'WITH d AS (DELETE FROM %1$I.%2$I WHERE id OPERATOR(pg_catalog.=) ANY ($1) RETURNING id, sh) '
+        'SELECT pg_catalog.count(*), pg_catalog.array_agg(id), pg_catalog.array_agg(sh) FROM d',
+        l.nsp, l.name OPERATOR(pg_catalog.||) '_b1')
+        INTO n, first_ids, first_codes USING ids;
+    counts := ARRAY[n];
+    missing := ARRAY(SELECT pg_catalog.unnest(ids) EXCEPT SELECT pg_catalog.unnest(first_ids));
+    FOR b IN 2 .. l.blocks LOOP
+        copy_b := l.name OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) b;
+        n := 0;
+        -- One statement per partition the rows fall in (as the layout's
+        -- equal ranges of block values cut them), of up to 1,000 rows:
+        -- each partition is sent its own rows' codes and ids, not all of
+        -- them.  (Partitions cut otherwise only get more of the codes.)
+        -- The values, codes and ids are constants, not parameters, so
+        -- that the plan holds only the partitions of those values.  The
+        -- codes are a list of equalities, not sh = ANY (array):
+        -- postgres_fdw ships no array of an extension's type, and would
+        -- fetch the rows and delete them one by one rather than send the
+        -- DELETE.
+        FOR chunk IN
+            SELECT pg_catalog.array_agg(DISTINCT u.v) AS vals,
+                   pg_catalog.string_agg(pg_catalog.format('sh OPERATOR(@extschema@.=) %L::@extschema@.simhash64', u.c),
+                                         ' OR ') AS codes,
+                   pg_catalog.array_agg(u.i) AS chunk_ids
+            FROM (SELECT x.v, x.c, x.i, x.p,
+                         (pg_catalog.row_number() OVER (PARTITION BY x.p) OPERATOR(pg_catalog.-) 1)
+                             OPERATOR(pg_catalog./) 1000 AS g
+                  FROM (SELECT y.v, y.c, y.i,
+                               (y.v OPERATOR(pg_catalog.*) l.partitions) OPERATOR(pg_catalog.>>)
+                                   (64 OPERATOR(pg_catalog./) l.blocks OPERATOR(pg_catalog.+)
+                                    CASE WHEN b OPERATOR(pg_catalog.<=) (64 OPERATOR(pg_catalog.%) l.blocks)
+                                         THEN 1 ELSE 0 END) AS p
+                        FROM (SELECT @extschema@.simhash_block(c, b, l.blocks) AS v, c, i
+                              FROM ROWS FROM (pg_catalog.unnest(first_codes), pg_catalog.unnest(first_ids)) z(c, i)) y) x) u
+            GROUP BY u.p, u.g
+        LOOP
+            EXECUTE pg_catalog.format(
+                'WITH d AS (DELETE FROM %1$I.%2$I WHERE @extschema@.simhash_block(sh, %3$s, %4$s) '
+                'OPERATOR(pg_catalog.=) ANY (%5$L::pg_catalog.int8[]) '
+                'AND (%6$s) AND id OPERATOR(pg_catalog.=) ANY (%7$L::pg_catalog.int8[]) RETURNING 1) '
+                'SELECT $1 OPERATOR(pg_catalog.+) pg_catalog.count(*) FROM d',
+                l.nsp, copy_b, b, l.blocks, chunk.vals, chunk.codes, chunk.chunk_ids)
+                INTO n USING n;
+        END LOOP;
+        IF pg_catalog.cardinality(missing) OPERATOR(pg_catalog.>) 0 THEN
+            EXECUTE pg_catalog.format(
+                'WITH d AS (DELETE FROM %1$I.%2$I WHERE id OPERATOR(pg_catalog.=) ANY ($1) RETURNING 1) '
+                'SELECT $2 OPERATOR(pg_catalog.+) pg_catalog.count(*) FROM d',
+                l.nsp, copy_b)
+                INTO n USING missing, n;
+        END IF;
+        counts := counts OPERATOR(pg_catalog.||) n;
+    END LOOP;
+    IF (SELECT pg_catalog.min(c) OPERATOR(pg_catalog.<>) pg_catalog.max(c) FROM pg_catalog.unnest(counts) c) THEN
+        RAISE WARNING 'the copies of layout "%" held different rows of these ids', layout
+            USING DETAIL = pg_catalog.format('Rows deleted from copies 1 to %s: %s.', l.blocks,
+                                             pg_catalog.array_to_string(counts, ', ')),
+                  HINT = 'simhash_layout_check() compares the copies.';
+    END IF;
+    RETURN (SELECT pg_catalog.max(c) FROM pg_catalog.unnest(counts) c);
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_layout_delete(pg_catalog.regclass, pg_catalog.int8[])
+    IS 'delete ids from every copy of a block-sharded layout, in one transaction: from copy 1 by id, from the others by the codes copy 1 held; returns the most rows deleted from any copy, and warns when the copies differ';
 
 -- ===== end section: a layout's copies keep the tables they search =====
 

@@ -46,7 +46,7 @@ INSERT INTO justified VALUES
   ('simhash_layout_insert', 'security', 'text type variable is not sanitized', 'runs the caller''s query by design'),
   ('simhash_layout_move', 'security', 'text type variable is not sanitized', 'format(%I, %L), partition bounds from pg_get_expr'),
   ('simhash_layout_check', 'security', 'text type variable is not sanitized', 'format(%I) and regclass outputs'),
-  ('simhash_layout_delete', 'security', 'the expression is not SQL injection safe', 'format(%I) and numbers'),
+  ('simhash_layout_delete', 'security', 'text type variable is not sanitized', 'format(%I, %L) and numbers; the codes a list built by format(%L)'),
   ('simhash_layout_move_partition', 'security', 'text type variable is not sanitized', 'format(%I, %L), regclass outputs, partition bounds from pg_get_expr'),
   ('simhash_shard_create', 'performance', 'routine is marked as VOLATILE, should be STABLE', 'creates tables through EXECUTE'),
   ('simhash_layout_create', 'performance', 'routine is marked as VOLATILE, should be STABLE', 'creates tables through EXECUTE'),

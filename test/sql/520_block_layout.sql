@@ -324,6 +324,62 @@ SELECT simhash_layout_delete('blc', ARRAY[5, 6]::bigint[]) AS deleted;
 SELECT simhash_layout_delete('blc', ARRAY[8, 9, 10]::bigint[]) AS deleted;
 SELECT block, row_count, consistent FROM simhash_layout_check('blc') ORDER BY block;
 
+-- simhash_layout_delete on the tables simhash_shard_create makes (copies 2
+-- and 3 without a primary key): copy 1 is read by id in every partition,
+-- copies 2 and 3 by code in the one partition of the row's block value,
+-- through their hamming indexes (this transaction's own statistics; the
+-- sequential scan disabled, so that a copy whose index could not find its
+-- rows scans it anyway and shows here).
+SELECT simhash_shard_create('bld', 3, 4);
+DO $$
+BEGIN
+    FOR b IN 1 .. 3 LOOP
+        EXECUTE format('CREATE TABLE bld_b%1$s (id bigint NOT NULL, sh simhash64 NOT NULL) '
+                       'PARTITION BY RANGE (simhash_block(sh, %1$s, 3))', b);
+        FOR p IN 0 .. 3 LOOP
+            EXECUTE (SELECT format('ALTER TABLE bld_b%s ATTACH PARTITION bld_b%s_p%s FOR VALUES FROM (%s) TO (%s)',
+                                   b, b, p, r.block_from, r.block_to)
+                     FROM neardup_internal.simhash_layout_range(b, 3, 4, p) r);
+        END LOOP;
+    END LOOP;
+END
+$$;
+CREATE VIEW bld AS SELECT id, sh FROM bld_b1;
+SELECT substring(c.relname from '_b([0-9])_') AS copy, count(*) AS tables,
+       count(*) FILTER (WHERE EXISTS (SELECT FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary)) AS with_primary_key
+FROM pg_class c WHERE c.relname ~ '^bld_b[0-9]_p[0-9]$' GROUP BY 1 ORDER BY 1;
+SELECT simhash_layout_insert('bld', 'SELECT id, sh FROM bl_codes WHERE id <= 400') AS inserted;
+ANALYZE bld_b1, bld_b2, bld_b3;
+SELECT pg_stat_force_next_flush() AS "counts of the transactions before sent";
+BEGIN;
+SET LOCAL enable_seqscan = off;
+SELECT simhash_layout_delete('bld', ARRAY[7]::bigint[]) AS deleted;
+SELECT substring(relname from '_b([0-9])_') AS copy, count(*) AS partitions_read,
+       sum(seq_scan) AS sequential_scans, sum(n_tup_del) AS rows_deleted
+FROM pg_stat_xact_user_tables
+WHERE relname ~ '^bld_b[0-9]_p[0-9]$' AND seq_scan + idx_scan > 0
+GROUP BY 1 ORDER BY 1;
+COMMIT;
+-- a delete of many ids removes the same rows from every copy
+SELECT simhash_layout_delete('bld', ARRAY(SELECT id FROM bl_codes WHERE id <= 400 AND id % 5 = 0)) AS deleted;
+SELECT block, row_count, consistent FROM simhash_layout_check('bld') ORDER BY block;
+SELECT count(*) AS left_of_those FROM bld_b3 WHERE id % 5 = 0 OR id = 7;
+-- ids that copy 1 no longer holds are still deleted from the other copies
+-- (from every partition), with the warning that the copies differed; an
+-- id in no copy deletes nothing, without a warning
+DELETE FROM bld_b1 WHERE id = 9;
+SELECT simhash_layout_delete('bld', ARRAY[9, 11, 100000]::bigint[]) AS deleted;
+SELECT simhash_layout_delete('bld', ARRAY[100000]::bigint[]) AS deleted;
+SELECT block, row_count, consistent FROM simhash_layout_check('bld') ORDER BY block;
+-- a delete of more rows than one statement takes (1,000): every chunk's
+-- rows go, and only those
+SELECT simhash_layout_insert('bld', $$SELECT 1000000 + i, ('x' || md5('bld ' || i))::bit(64)::bigint::simhash64
+                                      FROM generate_series(1, 2500) i$$) AS inserted;
+SELECT simhash_layout_delete('bld', ARRAY(SELECT 1000000 + i FROM generate_series(1, 2500) i WHERE i % 5 <> 0)) AS deleted;
+SELECT block, row_count, consistent FROM simhash_layout_check('bld') ORDER BY block;
+SELECT (SELECT count(*) FROM bld_b2 WHERE id > 1000000) AS left_in_copy_2,
+       (SELECT count(*) FROM bld_b3 WHERE id > 1000000 AND (id - 1000000) % 5 <> 0) AS deleted_left_in_copy_3;
+
 -- simhash_layout_move cannot move a partition in one transaction: refused
 -- (0A000) before anything is looked up or changed, naming the procedure
 -- that moves in committed steps; the procedure refuses to run inside a

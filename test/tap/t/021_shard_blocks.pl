@@ -144,6 +144,13 @@ my $tables = on(
 note "s1's indexes (copy:tables:option): $tables";
 is($tables, '1:4:- 2:1:only_block=2 3:1:only_block=3 4:1:only_block=4',
 	'simhash_shard_create: copy 1 keeps a table per block, copy b only the table of block b');
+my $keys = on(
+	's1', q{
+	SELECT string_agg(DISTINCT substring(c.relname from '_b([0-9]+)_') || ':'
+	                  || (SELECT count(*) FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary), ' ')
+	FROM pg_class c WHERE c.relname ~ '^fp_b[0-9]+_p[0-9]+$' AND c.relkind = 'r'});
+is($keys, '1:1 2:0 3:0 4:0',
+	'simhash_shard_create: only copy 1 has a primary key (deletes find the other copies\' rows by code)');
 
 # --- radius search ---
 my $out = c('SELECT nd_blocks_radius_check()');
@@ -274,6 +281,33 @@ like(
 );
 
 # --- writes through the coordinator ---
+# A delete of one id reads every partition of copy 1 and one partition of
+# each other copy (the one of the row's block value): the shards'
+# statistics, as for the searches above.  (How each shard reads its table,
+# by index or sequentially, is its planner's choice for these small tables.)
+no_fdw_connections();
+on($_, 'SELECT pg_stat_reset()') for @names;
+my $one_id = c('SELECT min(id) FROM fp_one WHERE id % 97 = 3');
+my ($one) = split /\n/, c("SELECT simhash_layout_delete('fp', ARRAY[$one_id]::bigint[]);
+	SELECT postgres_fdw_disconnect_all();");
+c("DELETE FROM fp_one WHERE id = $one_id");
+no_fdw_connections();
+my $scans = join ' ', map {
+	on( $_, q{
+		SELECT coalesce(string_agg(substring(relname from '_b([0-9]+)_') || ':'
+		                           || CASE WHEN coalesce(seq_scan, 0) > 0 THEN 'seq' ELSE 'idx' END, ' '
+		                           ORDER BY relname), '')
+		FROM pg_stat_user_tables
+		WHERE relname ~ '^fp_b[0-9]+_p[0-9]+$' AND coalesce(seq_scan, 0) + coalesce(idx_scan, 0) > 0})
+} @names;
+my %per_copy;
+$per_copy{$1}++ while $scans =~ /\b([0-9]+):(?:seq|idx)\b/g;
+note "one id deleted ($one row); partitions scanned (copy:how): $scans";
+ok( $one == 1
+	  && ($per_copy{1} // 0) == $parts
+	  && !grep({ ($per_copy{$_} // 0) != 1 } 2 .. 4),
+	"a delete of one id: every partition of copy 1, one partition of each other copy"
+);
 my $deleted = c(
 	"SELECT simhash_layout_delete('fp', (SELECT array_agg(id) FROM fp_one WHERE id % 97 = 5))"
 );
