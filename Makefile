@@ -185,7 +185,7 @@ $(BUILD_STAMP): FORCE
 FORCE:
 EXTRA_CLEAN = $(BUILD_STAMP)
 
-.PHONY: dist deps demo demo-shards test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-spill bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn bench-blocks bench-block-ball bench-only-block
+.PHONY: dist deps demo demo-shards test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-spill bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn bench-blocks bench-block-ball bench-only-block bench-layout-bytes
 
 # The release tarball (PGXN's upload, the source of a Debian orig tarball):
 # the committed tree, git archive of HEAD, as neardup-VERSION.zip in DISTDIR
@@ -234,7 +234,7 @@ fuzz:
 
 # Benchmarks: ratios against baselines measured in the same run.  The index
 # benchmarks take ROWS (default 1M) and more; see the scripts.
-bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-spill bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn bench-blocks bench-block-ball bench-only-block
+bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-spill bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn bench-blocks bench-block-ball bench-only-block bench-layout-bytes
 
 bench-fingerprint:
 	@bash test/bench/run_bench.sh
@@ -288,6 +288,12 @@ bench-block-ball:
 # for (test/bench/run_only_block.sh).
 bench-only-block:
 	@bash test/bench/run_only_block.sh
+
+# A block layout's bytes per row and its deletes, its tables as
+# simhash_shard_create makes them against a primary key on every copy
+# (test/bench/run_layout_bytes.sh).
+bench-layout-bytes:
+	@bash test/bench/run_layout_bytes.sh
 
 # One hamming index at crawl scale: CREATE INDEX at default options on
 # 200M rows (size per row, time against SMALL_BUILDS builds at SMALL rows,
