@@ -669,10 +669,13 @@ $$;
  * constants), where its hamming index finds them by code.  So the copies
  * b > 1 need no key on id, and a delete of a few ids reads one partition
  * of each of them rather than every one (19 remote deletes for one id in a
- * layout of 4 copies of 16 partitions, not 64).  The ids copy 1 does not
- * hold are deleted by id from every partition of the other copies (where
- * a copy has no key, a sequential scan of each partition): a delete leaves
- * no row of its ids in any copy, whatever the copies held.
+ * layout of 4 copies of 16 partitions, not 64).  An id that copy b did
+ * not give up as often as copy 1 did (copy 1 does not hold it, or copy b
+ * holds it under another code: a change of fingerprint that committed on
+ * some shards only) is deleted by id from every partition of copy b (where
+ * it has no key, a sequential scan of each).  A row that copy b holds
+ * beside the one copy 1 held, under another code, stays:
+ * simhash_layout_check reports that copy.
  */
 CREATE OR REPLACE FUNCTION @extschema@.simhash_layout_delete(layout pg_catalog.regclass, ids pg_catalog.int8[])
 RETURNS pg_catalog.int8
@@ -684,6 +687,8 @@ DECLARE
     first_ids pg_catalog.int8[];
     first_codes @extschema@.simhash64[];
     missing pg_catalog.int8[];
+    got pg_catalog.int8[];
+    more pg_catalog.int8[];
     chunk record;
     counts pg_catalog.int8[];
     copy_b pg_catalog.text;
@@ -709,7 +714,7 @@ BEGIN
     missing := ARRAY(SELECT pg_catalog.unnest(ids) EXCEPT SELECT pg_catalog.unnest(first_ids));
     FOR b IN 2 .. l.blocks LOOP
         copy_b := l.name OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) b;
-        n := 0;
+        got := '{}';
         -- One statement per partition the rows fall in (as the layout's
         -- equal ranges of block values cut them), of up to 1,000 rows:
         -- each partition is sent its own rows' codes and ids, not all of
@@ -729,7 +734,9 @@ BEGIN
                          (pg_catalog.row_number() OVER (PARTITION BY x.p) OPERATOR(pg_catalog.-) 1)
                              OPERATOR(pg_catalog./) 1000 AS g
                   FROM (SELECT y.v, y.c, y.i,
-                               (y.v OPERATOR(pg_catalog.*) l.partitions) OPERATOR(pg_catalog.>>)
+                               -- the last p with floor(p * 2^w / P) <= v
+                               (((y.v OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.*) l.partitions)
+                                OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.>>)
                                    (64 OPERATOR(pg_catalog./) l.blocks OPERATOR(pg_catalog.+)
                                     CASE WHEN b OPERATOR(pg_catalog.<=) (64 OPERATOR(pg_catalog.%) l.blocks)
                                          THEN 1 ELSE 0 END) AS p
@@ -740,17 +747,23 @@ BEGIN
             EXECUTE pg_catalog.format(
                 'WITH d AS (DELETE FROM %1$I.%2$I WHERE @extschema@.simhash_block(sh, %3$s, %4$s) '
                 'OPERATOR(pg_catalog.=) ANY (%5$L::pg_catalog.int8[]) '
-                'AND (%6$s) AND id OPERATOR(pg_catalog.=) ANY (%7$L::pg_catalog.int8[]) RETURNING 1) '
-                'SELECT $1 OPERATOR(pg_catalog.+) pg_catalog.count(*) FROM d',
+                'AND (%6$s) AND id OPERATOR(pg_catalog.=) ANY (%7$L::pg_catalog.int8[]) RETURNING id) '
+                'SELECT $1 OPERATOR(pg_catalog.||) pg_catalog.array_agg(id) FROM d',
                 l.nsp, copy_b, b, l.blocks, chunk.vals, chunk.codes, chunk.chunk_ids)
-                INTO n USING n;
+                INTO got USING got;
         END LOOP;
-        IF pg_catalog.cardinality(missing) OPERATOR(pg_catalog.>) 0 THEN
+        -- the ids copy b gave up fewer times than copy 1, and those copy 1
+        -- does not hold: by id, from every partition
+        more := ARRAY(SELECT pg_catalog.unnest(missing)
+                      UNION SELECT x FROM (SELECT pg_catalog.unnest(first_ids)
+                                           EXCEPT ALL SELECT pg_catalog.unnest(got)) s(x));
+        n := pg_catalog.cardinality(got)::pg_catalog.int8;
+        IF pg_catalog.cardinality(more) OPERATOR(pg_catalog.>) 0 THEN
             EXECUTE pg_catalog.format(
                 'WITH d AS (DELETE FROM %1$I.%2$I WHERE id OPERATOR(pg_catalog.=) ANY ($1) RETURNING 1) '
                 'SELECT $2 OPERATOR(pg_catalog.+) pg_catalog.count(*) FROM d',
                 l.nsp, copy_b)
-                INTO n USING missing, n;
+                INTO n USING more, n;
         END IF;
         counts := counts OPERATOR(pg_catalog.||) n;
     END LOOP;

@@ -371,14 +371,26 @@ DELETE FROM bld_b1 WHERE id = 9;
 SELECT simhash_layout_delete('bld', ARRAY[9, 11, 100000]::bigint[]) AS deleted;
 SELECT simhash_layout_delete('bld', ARRAY[100000]::bigint[]) AS deleted;
 SELECT block, row_count, consistent FROM simhash_layout_check('bld') ORDER BY block;
--- a delete of more rows than one statement takes (1,000): every chunk's
--- rows go, and only those
-SELECT simhash_layout_insert('bld', $$SELECT 1000000 + i, ('x' || md5('bld ' || i))::bit(64)::bigint::simhash64
+-- a delete of more rows of one partition than one statement takes
+-- (1,000): codes whose blocks 2 and 3 (of 3: bits 41-21 and 20-0) are
+-- below 256, all in partition 0 of copies 2 and 3; every statement's rows
+-- go, and only those
+SELECT simhash_layout_insert('bld', $$SELECT 1000000 + i,
+                                             ((('x' || md5('bld ' || i))::bit(64)::bigint & -4398046511104)
+                                              | ((i & 255) << 21) | ((i >> 8) & 255))::simhash64
                                       FROM generate_series(1, 2500) i$$) AS inserted;
+SELECT count(*) AS in_partition_0_of_copy_2 FROM bld_b2_p0 WHERE id > 1000000;
 SELECT simhash_layout_delete('bld', ARRAY(SELECT 1000000 + i FROM generate_series(1, 2500) i WHERE i % 5 <> 0)) AS deleted;
 SELECT block, row_count, consistent FROM simhash_layout_check('bld') ORDER BY block;
 SELECT (SELECT count(*) FROM bld_b2 WHERE id > 1000000) AS left_in_copy_2,
        (SELECT count(*) FROM bld_b3 WHERE id > 1000000 AND (id - 1000000) % 5 <> 0) AS deleted_left_in_copy_3;
+-- a row that copy 2 holds under another code than copy 1's (a change of
+-- fingerprint that committed on some shards only): deleted by id there
+UPDATE bld_b2 SET sh = (sh::bigint # 4611686018427387904)::simhash64 WHERE id = 1000005;
+SELECT simhash_layout_delete('bld', ARRAY[1000005]::bigint[]) AS deleted;
+SELECT (SELECT count(*) FROM bld_b1 WHERE id = 1000005) AS copy_1,
+       (SELECT count(*) FROM bld_b2 WHERE id = 1000005) AS copy_2,
+       (SELECT count(*) FROM bld_b3 WHERE id = 1000005) AS copy_3;
 
 -- simhash_layout_move cannot move a partition in one transaction: refused
 -- (0A000) before anything is looked up or changed, naming the procedure

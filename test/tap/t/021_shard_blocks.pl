@@ -287,6 +287,7 @@ like(
 # by index or sequentially, is its planner's choice for these small tables.)
 no_fdw_connections();
 on($_, 'SELECT pg_stat_reset()') for @names;
+my %logpos = map { $_ => -s $shard{$_}->logfile } @names;
 my $one_id = c('SELECT min(id) FROM fp_one WHERE id % 97 = 3');
 my ($one) = split /\n/, c("SELECT simhash_layout_delete('fp', ARRAY[$one_id]::bigint[]);
 	SELECT postgres_fdw_disconnect_all();");
@@ -308,6 +309,17 @@ ok( $one == 1
 	  && !grep({ ($per_copy{$_} // 0) != 1 } 2 .. 4),
 	"a delete of one id: every partition of copy 1, one partition of each other copy"
 );
+# ... each as one DELETE shipped whole, its code in it (not rows fetched
+# and deleted one by one by ctid, as postgres_fdw does with a condition it
+# cannot ship)
+my $shipped = join "\n", map { slurp_file($shard{$_}->logfile, $logpos{$_}) } @names;
+my %direct;
+$direct{$1}++
+  while $shipped =~ /DELETE FROM public\.fp_b([2-4])_p[0-9]+ WHERE [^\n]*sh OPERATOR\(public\.=\) '[0-9a-f]{16}'/g;
+my $by_ctid = () = $shipped =~ /DELETE FROM public\.fp_b[0-9]+_p[0-9]+ WHERE ctid = /g;
+note "shipped deletes per copy: " . join(' ', map { "$_:" . ($direct{$_} // 0) } 2 .. 4) . "; by ctid: $by_ctid";
+ok( !grep({ ($direct{$_} // 0) != 1 } 2 .. 4) && $by_ctid == 0,
+	'the other copies\' deletes reach the shards as one DELETE each, by code');
 my $deleted = c(
 	"SELECT simhash_layout_delete('fp', (SELECT array_agg(id) FROM fp_one WHERE id % 97 = 5))"
 );
