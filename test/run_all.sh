@@ -215,7 +215,9 @@ fi
 # on the others, servers built from Debian's source by test/pg/server.sh
 # (cached; the first run builds each, as root), the pg_regress suites and
 # the TAP tests (the end-to-end scripts assume Debian's cluster tools).
-# A major whose server cannot be had is reported and skipped.  The last
+# A major whose source cannot be had (none in the archive, none fetched)
+# is reported and skipped; one whose source does not build is a failure.
+# The last
 # line sums the runs.  ND_PG_MAJOR=18 alone runs on that major only.
 if [ -n "${ND_PG_MAJORS:-}" ]; then
 	total_passed=0
@@ -232,8 +234,16 @@ if [ -n "${ND_PG_MAJORS:-}" ]; then
 				done
 			done
 			[ ${#args[@]} -ne 0 ] || continue
-			if ! bash test/pg/server.sh "$major" >/dev/null; then
-				echo "== PostgreSQL $major: no server (test/pg/server.sh $major failed): skipped"
+			rc=0
+			bash test/pg/server.sh "$major" >/dev/null || rc=$?
+			if [ $rc -eq 1 ]; then
+				# its source was there and did not build: a failure, not a skip
+				echo "== PostgreSQL $major: its server did not build (test/pg/server.sh $major): failed"
+				total_failed=$((total_failed + 1))
+				ran+=("$major: the server did not build")
+				continue
+			elif [ $rc -ne 0 ]; then
+				echo "== PostgreSQL $major: no server (test/pg/server.sh $major: no source, or not root): skipped"
 				skipped+=("$major")
 				continue
 			fi

@@ -30,7 +30,7 @@ case "$major" in
 	17 | 18 | 19) ;;
 	*) log "no Debian source package for PostgreSQL $major here (17, 18, 19)"; exit 2 ;;
 esac
-[ "$(id -u)" -eq 0 ] || { log "run as root (apt)"; exit 1; }
+[ "$(id -u)" -eq 0 ] || { log "run as root (apt)"; exit 4; }
 
 mkdir -p "$cache/apt/lists/partial" "$cache/src"
 cat >"$cache/apt/sources.list" <<LIST
@@ -97,6 +97,10 @@ fi
 
 build=$cache/build/$major$flavour
 rm -rf "$build" "$prefix"
+# Under `make test` this script runs below a make, whose MAKELEVEL and
+# MAKEFLAGS its children inherit: PostgreSQL's build then takes itself for
+# a sub-make and skips its generated headers (utils/errcodes.h missing).
+unset MAKELEVEL MAKEFLAGS MFLAGS
 mkdir -p "$build"
 log "building $(basename "$tarball") into $prefix (some minutes)"
 tar -xf "$tarball" -C "$build" --strip-components=1
