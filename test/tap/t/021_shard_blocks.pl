@@ -505,6 +505,24 @@ ok( $waits && $second_err =~ /exclusion constraint/ && $kept eq '400001',
 	'two concurrent transactions inserting near copies: the second waits, and is refused once the first commits'
 );
 
+# Deletes on the constraint's layout, whose copies all keep their key: the
+# same rows go from every copy, and a near copy of a deleted row is then
+# accepted.
+my $fx_deleted = c(
+	q{SELECT simhash_layout_delete('fx', ARRAY(SELECT id FROM fx WHERE id % 10 = 3 OR id = 400001))});
+my $fx_counts = copy_counts('fx');
+my $fx_check = c(
+	q{SELECT string_agg(consistent::text, ' ' ORDER BY block) FROM simhash_layout_check('fx')});
+my $fx_again =
+  c(q{SELECT simhash_layout_insert('fx', 'SELECT 400002::bigint, ''a5a5a5a5a5a5a5a4''::simhash64')});
+note "constraint layout: deleted $fx_deleted; copies $fx_counts; consistent: $fx_check; the near copy inserted: $fx_again";
+ok( $fx_deleted == 201
+	  && $fx_counts eq '1801 1801 1801 1801'
+	  && $fx_check eq 'true true true true'
+	  && $fx_again eq '1',
+	'the constraint layout (keys on every copy): a delete reaches every copy, and frees the deleted code for a near copy'
+);
+
 # --- failures ---
 $shard{s3}->stop('immediate');
 $out = nd_sql(
