@@ -593,7 +593,8 @@ ALTER OPERATOR FAMILY @extschema@.simhash64_gin_ops USING gin ADD
  *
  * Copies b > 1 with a hamming index have no primary key either (a third of
  * a copy's bytes): simhash_layout_delete below finds their rows by code,
- * which their index probes.  Copy 1 keeps its key: deletes start there.
+ * which their index probes, and the ids copy 1 lacks through a BRIN index
+ * on id.  Copy 1 keeps its key: deletes start there.
  */
 CREATE OR REPLACE FUNCTION @extschema@.simhash_shard_create(layout pg_catalog.text,
                                                  blocks pg_catalog.int4 DEFAULT 4,
@@ -647,6 +648,13 @@ BEGIN
                     '(@extschema@.hamming_ball(sh, %3$s) WITH OPERATOR(@extschema@.&&))',
                     nsp, t, exclude_within);
             END IF;
+            IF b OPERATOR(pg_catalog.>) 1 AND exclude_within IS NULL THEN
+                -- no key on id: a summary of its block ranges, for the
+                -- deletes by id (of ids copy 1 does not hold), which then
+                -- read only the ranges that may hold them where ids grow
+                -- in the order the rows arrive; a few pages a table
+                EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I USING brin (id)', nsp, t);
+            END IF;
             -- one row per cluster, its ids in order (the first is its
             -- cluster_id): half the text of its edges to the coordinator
             EXECUTE pg_catalog.format(
@@ -672,8 +680,10 @@ $$;
  * layout of 4 copies of 16 partitions, not 64).  An id that copy b did
  * not give up as often as copy 1 did (copy 1 does not hold it, or copy b
  * holds it under another code: a change of fingerprint that committed on
- * some shards only) is deleted by id from every partition of copy b (where
- * it has no key, a sequential scan of each).  A row that copy b holds
+ * some shards only) is deleted by id from every partition of copy b
+ * (where it has no key, through its BRIN index on id: the block ranges
+ * that may hold the ids, all of them when ids do not follow the order rows
+ * arrive in).  A row that copy b holds
  * beside the one copy 1 held, under another code, stays:
  * simhash_layout_check reports that copy.
  */

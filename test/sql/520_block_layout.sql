@@ -365,10 +365,20 @@ SELECT simhash_layout_delete('bld', ARRAY(SELECT id FROM bl_codes WHERE id <= 40
 SELECT block, row_count, consistent FROM simhash_layout_check('bld') ORDER BY block;
 SELECT count(*) AS left_of_those FROM bld_b3 WHERE id % 5 = 0 OR id = 7;
 -- ids that copy 1 no longer holds are still deleted from the other copies
--- (from every partition), with the warning that the copies differed; an
--- id in no copy deletes nothing, without a warning
+-- (from every partition, through their BRIN indexes on id), with the
+-- warning that the copies differed; an id in no copy deletes nothing,
+-- without a warning
 DELETE FROM bld_b1 WHERE id = 9;
+SELECT pg_stat_force_next_flush() AS "counts of the transactions before sent";
+BEGIN;
+SET LOCAL enable_seqscan = off;
 SELECT simhash_layout_delete('bld', ARRAY[9, 11, 100000]::bigint[]) AS deleted;
+SELECT substring(relname from '_b([0-9])_') AS copy, count(*) AS partitions_read,
+       sum(seq_scan) AS sequential_scans, sum(n_tup_del) AS rows_deleted
+FROM pg_stat_xact_user_tables
+WHERE relname ~ '^bld_b[0-9]_p[0-9]$' AND seq_scan + idx_scan > 0
+GROUP BY 1 ORDER BY 1;
+COMMIT;
 SELECT simhash_layout_delete('bld', ARRAY[100000]::bigint[]) AS deleted;
 SELECT block, row_count, consistent FROM simhash_layout_check('bld') ORDER BY block;
 -- a delete of more rows of one partition than one statement takes
