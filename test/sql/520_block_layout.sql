@@ -350,15 +350,18 @@ SELECT substring(c.relname from '_b([0-9])_') AS copy, count(*) AS tables,
 FROM pg_class c WHERE c.relname ~ '^bld_b[0-9]_p[0-9]$' GROUP BY 1 ORDER BY 1;
 SELECT simhash_layout_insert('bld', 'SELECT id, sh FROM bl_codes WHERE id <= 400') AS inserted;
 ANALYZE bld_b1, bld_b2, bld_b3;
-SELECT pg_stat_force_next_flush() AS "counts of the transactions before sent";
-BEGIN;
-SET LOCAL enable_seqscan = off;
-SELECT simhash_layout_delete('bld', ARRAY[7]::bigint[]) AS deleted;
+-- the partitions of each copy this transaction has read, and how
+CREATE TEMP VIEW bld_scans AS
 SELECT substring(relname from '_b([0-9])_') AS copy, count(*) AS partitions_read,
        sum(seq_scan) AS sequential_scans, sum(n_tup_del) AS rows_deleted
 FROM pg_stat_xact_user_tables
 WHERE relname ~ '^bld_b[0-9]_p[0-9]$' AND seq_scan + idx_scan > 0
 GROUP BY 1 ORDER BY 1;
+SELECT pg_stat_force_next_flush() AS "counts of the transactions before sent";
+BEGIN;
+SET LOCAL enable_seqscan = off;
+SELECT simhash_layout_delete('bld', ARRAY[7]::bigint[]) AS deleted;
+SELECT * FROM bld_scans;
 COMMIT;
 -- a delete of many ids removes the same rows from every copy
 SELECT simhash_layout_delete('bld', ARRAY(SELECT id FROM bl_codes WHERE id <= 400 AND id % 5 = 0)) AS deleted;
@@ -373,11 +376,7 @@ SELECT pg_stat_force_next_flush() AS "counts of the transactions before sent";
 BEGIN;
 SET LOCAL enable_seqscan = off;
 SELECT simhash_layout_delete('bld', ARRAY[9, 11, 100000]::bigint[]) AS deleted;
-SELECT substring(relname from '_b([0-9])_') AS copy, count(*) AS partitions_read,
-       sum(seq_scan) AS sequential_scans, sum(n_tup_del) AS rows_deleted
-FROM pg_stat_xact_user_tables
-WHERE relname ~ '^bld_b[0-9]_p[0-9]$' AND seq_scan + idx_scan > 0
-GROUP BY 1 ORDER BY 1;
+SELECT * FROM bld_scans;
 COMMIT;
 SELECT simhash_layout_delete('bld', ARRAY[100000]::bigint[]) AS deleted;
 SELECT block, row_count, consistent FROM simhash_layout_check('bld') ORDER BY block;
