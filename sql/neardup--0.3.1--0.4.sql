@@ -699,6 +699,7 @@ DECLARE
     missing pg_catalog.int8[];
     got pg_catalog.int8[];
     more pg_catalog.int8[];
+    bounds pg_catalog.int8[];
     chunk record;
     counts pg_catalog.int8[];
     copy_b pg_catalog.text;
@@ -725,6 +726,12 @@ BEGIN
     FOR b IN 2 .. l.blocks LOOP
         copy_b := l.name OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) b;
         got := '{}';
+        -- the first block value of each partition but the first, as
+        -- simhash_layout_create cuts them
+        bounds := ARRAY(SELECT r.block_from
+                        FROM pg_catalog.generate_series(1, l.partitions OPERATOR(pg_catalog.-) 1) q,
+                             @extschema@.simhash_layout_range(b, l.blocks, l.partitions, q) r
+                        ORDER BY q);
         -- One statement per partition the rows fall in (as the layout's
         -- equal ranges of block values cut them), of up to 1,000 rows:
         -- each partition is sent its own rows' codes and ids, not all of
@@ -743,13 +750,7 @@ BEGIN
             FROM (SELECT x.v, x.c, x.i, x.p,
                          (pg_catalog.row_number() OVER (PARTITION BY x.p) OPERATOR(pg_catalog.-) 1)
                              OPERATOR(pg_catalog./) 1000 AS g
-                  FROM (SELECT y.v, y.c, y.i,
-                               -- the last p with floor(p * 2^w / P) <= v
-                               (((y.v OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.*) l.partitions)
-                                OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.>>)
-                                   (64 OPERATOR(pg_catalog./) l.blocks OPERATOR(pg_catalog.+)
-                                    CASE WHEN b OPERATOR(pg_catalog.<=) (64 OPERATOR(pg_catalog.%) l.blocks)
-                                         THEN 1 ELSE 0 END) AS p
+                  FROM (SELECT y.v, y.c, y.i, pg_catalog.width_bucket(y.v, bounds) AS p
                         FROM (SELECT @extschema@.simhash_block(c, b, l.blocks) AS v, c, i
                               FROM ROWS FROM (pg_catalog.unnest(first_codes), pg_catalog.unnest(first_ids)) z(c, i)) y) x) u
             GROUP BY u.p, u.g

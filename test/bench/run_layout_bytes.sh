@@ -104,13 +104,18 @@ done
 report_bytes "indexes rebuilt"
 # deletes, interleaved: the same ids from both layouts, one session (its
 # connections to the shards open, as an application's pool keeps them)
-# ND deletes of 1 id, ND / 20 of 100 ids and 2 of 10,000 ids, random ids
+# ND deletes of 1 id, ND / 20 of 100 ids and 2 of 10,000 ids, random ids;
+# then 20 of an id in no copy, as an idempotent retry asks for (n = 0):
+# found in copy 1 by none, so looked for by id in every partition of
+# copies 2 to 4
 q -c "CREATE TABLE del_ids AS SELECT k, array_agg(id ORDER BY id) AS ids, count(*) AS n
       FROM (SELECT id, CASE WHEN rn <= $ND THEN rn
                             WHEN rn <= $ND + $ND / 20 * 100 THEN $ND + 1 + (rn - $ND - 1) / 100
                             ELSE $ND * 2 + (rn - $ND - $ND / 20 * 100 - 1) / 10000 END AS k
             FROM (SELECT id, row_number() OVER (ORDER BY hashint8(id)) AS rn FROM src) s
             WHERE rn <= $ND + $ND / 20 * 100 + 20000) x GROUP BY k" \
+  -c "INSERT INTO del_ids SELECT (SELECT max(k) FROM del_ids) + j, ARRAY[-j]::bigint[], 0
+      FROM generate_series(1, 20) j" \
   -c "CREATE TABLE del_res (layout text, n int, ms float8, deleted bigint)"
 q <<'SQL'
 DO $$
@@ -135,21 +140,6 @@ BEGIN
         SELECT greatest((SELECT count(*) FROM c1), (SELECT count(*) FROM c2),
                         (SELECT count(*) FROM c3), (SELECT count(*) FROM c4)) INTO d;
         INSERT INTO del_res VALUES ('fq', r.n, extract(epoch FROM clock_timestamp() - s) * 1000, d);
-    END LOOP;
-    -- ids in no copy (as an idempotent retry asks for): found in none by
-    -- id, so looked for by id in every partition of copies 2 to 4
-    FOR k IN 1 .. 20 LOOP
-        s := clock_timestamp();
-        d := simhash_layout_delete('fp', ARRAY[-k]::bigint[]);
-        INSERT INTO del_res VALUES ('fp', 0, extract(epoch FROM clock_timestamp() - s) * 1000, d);
-        s := clock_timestamp();
-        WITH c1 AS (DELETE FROM fq_b1 WHERE id = ANY (ARRAY[-k]::bigint[]) RETURNING 1),
-             c2 AS (DELETE FROM fq_b2 WHERE id = ANY (ARRAY[-k]::bigint[]) RETURNING 1),
-             c3 AS (DELETE FROM fq_b3 WHERE id = ANY (ARRAY[-k]::bigint[]) RETURNING 1),
-             c4 AS (DELETE FROM fq_b4 WHERE id = ANY (ARRAY[-k]::bigint[]) RETURNING 1)
-        SELECT greatest((SELECT count(*) FROM c1), (SELECT count(*) FROM c2),
-                        (SELECT count(*) FROM c3), (SELECT count(*) FROM c4)) INTO d;
-        INSERT INTO del_res VALUES ('fq', 0, extract(epoch FROM clock_timestamp() - s) * 1000, d);
     END LOOP;
 END $$;
 SQL
