@@ -738,14 +738,16 @@ BEGIN
         -- them.  (Partitions cut otherwise only get more of the codes.)
         -- The values, codes and ids are constants, not parameters, so
         -- that the plan holds only the partitions of those values.  The
-        -- codes are a list of equalities, not sh = ANY (array):
-        -- postgres_fdw ships no array of an extension's type, and would
-        -- fetch the rows and delete them one by one rather than send the
-        -- DELETE.
+        -- codes go as bigints (sh = ANY (bigint[]) with the operator of
+        -- the section below, one index scan for them all): postgres_fdw
+        -- ships no array of an extension's type, and would fetch the rows
+        -- and delete them one by one rather than send the DELETE.  The
+        -- ids only filter (id + 0): a BRIN index on id would add the
+        -- block ranges of every id to the codes' few rows, all of them
+        -- when the ids are spread, and make the bitmap lossy.
         FOR chunk IN
             SELECT pg_catalog.array_agg(DISTINCT u.v) AS vals,
-                   pg_catalog.string_agg(pg_catalog.format('sh OPERATOR(@extschema@.=) %L::@extschema@.simhash64', u.c),
-                                         ' OR ') AS codes,
+                   pg_catalog.array_agg(DISTINCT u.c::pg_catalog.int8) AS codes,
                    pg_catalog.array_agg(u.i) AS chunk_ids
             FROM (SELECT x.v, x.c, x.i, x.p,
                          (pg_catalog.row_number() OVER (PARTITION BY x.p) OPERATOR(pg_catalog.-) 1)
@@ -758,7 +760,8 @@ BEGIN
             EXECUTE pg_catalog.format(
                 'WITH d AS (DELETE FROM %1$I.%2$I WHERE @extschema@.simhash_block(sh, %3$s, %4$s) '
                 'OPERATOR(pg_catalog.=) ANY (%5$L::pg_catalog.int8[]) '
-                'AND (%6$s) AND id OPERATOR(pg_catalog.=) ANY (%7$L::pg_catalog.int8[]) RETURNING id) '
+                'AND sh OPERATOR(neardup_internal.=) ANY (%6$L::pg_catalog.int8[]) '
+                'AND (id OPERATOR(pg_catalog.+) 0) OPERATOR(pg_catalog.=) ANY (%7$L::pg_catalog.int8[]) RETURNING id) '
                 'SELECT $1 OPERATOR(pg_catalog.||) pg_catalog.array_agg(id) FROM d',
                 l.nsp, copy_b, b, l.blocks, chunk.vals, chunk.codes, chunk.chunk_ids)
                 INTO got USING got;
@@ -996,3 +999,44 @@ END
 $$;
 
 -- ===== end section: support functions in a schema of their own =====
+
+-- ===== section: many codes in one hamming index scan =====
+
+/*
+ * simhash64 = bigint, the bigint read as the code's 64 bits (as the cast
+ * from bigint reads it), in the hamming operator family as its equality:
+ * sh = ANY ('{...}'::bigint[]) finds many codes in one bitmap index scan
+ * (the executor rescans the index once per element), where a list of
+ * equalities plans and runs one index scan per code.
+ * simhash_layout_delete sends it to a layout's shards: postgres_fdw ships
+ * an array of a built-in type, not an array of simhash64.  The operator
+ * lives in neardup_internal, off a user's search_path, so that sh = 5
+ * stays an error rather than a comparison with a number.
+ */
+CREATE FUNCTION neardup_internal.simhash64_eq_int8(@extschema@.simhash64, pg_catalog.int8)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'simhash64_eq'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+COMMENT ON FUNCTION neardup_internal.simhash64_eq_int8(@extschema@.simhash64, pg_catalog.int8)
+    IS 'operator: a fingerprint equals the 64 bits of a bigint';
+
+CREATE OPERATOR neardup_internal.= (
+    LEFTARG = @extschema@.simhash64,
+    RIGHTARG = pg_catalog.int8,
+    FUNCTION = neardup_internal.simhash64_eq_int8,
+    RESTRICT = pg_catalog.eqsel,
+    JOIN = pg_catalog.eqjoinsel
+);
+
+COMMENT ON OPERATOR neardup_internal.=(@extschema@.simhash64, pg_catalog.int8)
+    IS 'equal to the 64 bits of a bigint (sh OPERATOR(neardup_internal.=) ANY (bigint[]): many codes in one hamming index scan)';
+
+-- both families that hold simhash64 = simhash64: the near-duplicate
+-- constraint's index answers it on its column's codes (radius_index.c)
+ALTER OPERATOR FAMILY @extschema@.simhash64_hamming_ops USING hamming ADD
+    OPERATOR 2 neardup_internal.= (@extschema@.simhash64, pg_catalog.int8);
+ALTER OPERATOR FAMILY @extschema@.hamming_ball_hamming_ops USING hamming ADD
+    OPERATOR 2 neardup_internal.= (@extschema@.simhash64, pg_catalog.int8);
+
+-- ===== end section: many codes in one hamming index scan =====

@@ -95,6 +95,13 @@ object_ownercheck(Oid classid, Oid objectid, Oid roleid)
 	tuplesort_getdatum(state, forward, val, isNull, abbrev)
 #endif
 
+/* 17: estimate_array_length(root, arrayexpr), which reads the statistics */
+#if PG_VERSION_NUM >= 170000
+#define estimate_array_length_compat(root, arrayexpr) estimate_array_length(root, arrayexpr)
+#else
+#define estimate_array_length_compat(root, arrayexpr) ((double) estimate_array_length(arrayexpr))
+#endif
+
 /* 18: vacuum_delay_point(is_analyze) */
 #if PG_VERSION_NUM >= 180000
 #define vacuum_delay_point_compat(is_analyze) vacuum_delay_point(is_analyze)

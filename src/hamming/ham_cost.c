@@ -23,6 +23,7 @@
 #include <math.h>
 
 #include "access/genam.h"
+#include "catalog/pg_type.h"
 #include "nodes/nodeFuncs.h"
 
 #include "optimizer/cost.h"
@@ -33,6 +34,7 @@
 
 #include "core/nd_simhash_radius.h"
 #include "hamming/hamming.h"
+#include "pg_compat.h"
 #include "planner/radius_planner.h"
 #include "type/hamming_ball.h"
 
@@ -118,6 +120,16 @@ ham_clause_radius(PlannerInfo *root, RestrictInfo *rinfo, bool ordered, int nblo
 	const NdCatalog *cat = nd_catalog();
 	OpExpr	   *op = (OpExpr *) rinfo->clause;
 
+	if (IsA(op, ScalarArrayOpExpr))
+	{
+		/*
+		 * each element's search (the caller counts them): an equality's
+		 * (an array of codes or bigints), or a ball's of unknown radius
+		 */
+		Oid			elem = get_element_type(exprType(lsecond(((ScalarArrayOpExpr *) op)->args)));
+
+		return elem == cat->simhash64_type || elem == INT8OID ? 0 : ND_DEFAULT_RADIUS;
+	}
 	if (!IsA(op, OpExpr) || list_length(op->args) != 2)
 		return 0;
 	if (op->opno == cat->in_ball_op || op->opno == cat->collides_op)
@@ -211,7 +223,8 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				spc_seq_page_cost;
 	double		flat,
 				search,
-				rows;
+				rows,
+				searches = 1;
 	Selectivity sel;
 	Cost		descent,
 				qual_arg_cost;
@@ -237,8 +250,19 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		ListCell   *lc2;
 
 		foreach(lc2, iclause->indexquals)
-			radius = Min(radius, ham_clause_radius(root, lfirst_node(RestrictInfo, lc2),
-												   ordered, nblocks, only_block));
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+
+			/*
+			 * sh = ANY (array), in a bitmap scan: the executor rescans the
+			 * index once per element (the access method takes no arrays)
+			 */
+			if (IsA(rinfo->clause, ScalarArrayOpExpr))
+				searches *= Max(estimate_array_length_compat(root,
+															 lsecond(((ScalarArrayOpExpr *) rinfo->clause)->args)),
+								1.0);
+			radius = Min(radius, ham_clause_radius(root, rinfo, ordered, nblocks, only_block));
+		}
 	}
 
 	sel = quals ? clauselist_selectivity(root, quals, index->rel->relid, JOIN_INNER, NULL) : 1.0;
@@ -261,7 +285,8 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			search += Min(ham_mih_cost(&layout, ntuples * share[r], radius, spc_random_page_cost),
 						  flat * share[r]);
 		*indexStartupCost = descent + qual_arg_cost;
-		*indexTotalCost = *indexStartupCost + search + rows * cpu_index_tuple_cost;
+		*indexTotalCost = *indexStartupCost + (searches - 1) * descent + searches * search +
+			rows * cpu_index_tuple_cost;
 	}
 	else
 	{

@@ -415,6 +415,7 @@ ham_key_ball(ScanKey key, uint64 *center, int *radius, uint64 *mask, int *block,
 		return false;
 	if (key->sk_strategy == HAM_STRATEGY_EQUAL)
 	{
+		/* a simhash64 or a bigint (sk_subtype): the same 64 bits */
 		*center = DatumGetSimhash64(key->sk_argument);
 		*radius = 0;
 	}

@@ -7,8 +7,10 @@
  * The access method knows its three strategies itself (ham_scan.c reads
  * the arguments as a simhash64 and a hamming_ball), so an operator family
  * may hold exactly: <@ (simhash64, hamming_ball) as strategy 1, =
- * (simhash64, simhash64) as 2, and <~> (simhash64, simhash64) FOR ORDER BY
- * as 3; no support functions.
+ * (simhash64, simhash64) or (simhash64, bigint) as 2 (the bigint is the
+ * code's 64 bits, one Datum as the code's), <~> (simhash64, simhash64) FOR
+ * ORDER BY as 3, && (hamming_ball, hamming_ball) as 4 and <@ (simhash64,
+ * hamming_block_ball) as 5; no support functions.
  *
  *-------------------------------------------------------------------------
  */
@@ -90,8 +92,10 @@ ham_validate(Oid opclassoid)
 				break;
 			case HAM_STRATEGY_EQUAL:
 				ok = oprform->amoppurpose == AMOP_SEARCH &&
-					check_amop_signature(oprform->amopopr, BOOLOID,
-										 cat->simhash64_type, cat->simhash64_type);
+					(check_amop_signature(oprform->amopopr, BOOLOID,
+										  cat->simhash64_type, cat->simhash64_type) ||
+					 check_amop_signature(oprform->amopopr, BOOLOID,
+										  cat->simhash64_type, INT8OID));
 				break;
 			case HAM_STRATEGY_DISTANCE:
 				ok = oprform->amoppurpose == AMOP_ORDER &&

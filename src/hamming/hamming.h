@@ -35,7 +35,7 @@
 
 /* Strategy numbers of the operator class (ham_validate.c checks them) */
 #define HAM_STRATEGY_WITHIN		1	/* simhash64 <@ hamming_ball */
-#define HAM_STRATEGY_EQUAL		2	/* simhash64 = simhash64 */
+#define HAM_STRATEGY_EQUAL		2	/* simhash64 = simhash64 (or bigint) */
 #define HAM_STRATEGY_DISTANCE	3	/* ORDER BY simhash64 <~> simhash64 */
 #define HAM_STRATEGY_COLLIDES	4	/* hamming_ball && hamming_ball */
 #define HAM_STRATEGY_WITHIN_BLOCK 5 /* simhash64 <@ hamming_block_ball (0.4) */

@@ -16,7 +16,7 @@ SELECT amop.amopstrategy, amop.amopopr::regoperator, amop.amoppurpose,
        amop.amopsortfamily <> 0 AS sorts
 FROM pg_amop amop JOIN pg_opfamily f ON f.oid = amop.amopfamily
 WHERE f.opfname = 'simhash64_hamming_ops'
-ORDER BY amop.amopstrategy;
+ORDER BY amop.amopstrategy, amop.amoprighttype::regtype::text DESC;
 SELECT prop, pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'hamming'), prop)
 FROM unnest(ARRAY['can_order', 'can_unique', 'can_multi_col', 'can_exclude', 'can_include']) prop;
 
