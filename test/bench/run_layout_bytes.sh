@@ -154,11 +154,20 @@ SELECT '| ' || CASE WHEN n = 0 THEN '1 id in no copy' ELSE n || ' id' || CASE WH
        count(*), sum(deleted) || ' |'
 FROM del_res GROUP BY n, layout ORDER BY n = 0, n, layout"
 echo
-# the plan a shard makes for a copy's part of a delete of one id
-r=$(q -d shard_new -F ' ' -c "SELECT id, sh FROM fp_b2_p5 LIMIT 1")
+# the plan a shard makes for a copy's part of a delete: of one id, and of
+# 600 ids (a partition's share of a delete of 10,000), in the form
+# simhash_layout_delete sends
+plan_part() {
+  printf '%s\n\\gexec\n' "SELECT format('EXPLAIN (COSTS OFF) DELETE FROM fp_b2_p5 WHERE simhash_block(sh, 2, 4) = ANY (%L::bigint[]) '
+                                         'AND sh OPERATOR(neardup_internal.=) ANY (%L::bigint[]) AND (id + 0) = ANY (%L::bigint[])',
+                                         array_agg(DISTINCT simhash_block(sh, 2, 4)), array_agg(DISTINCT sh::bigint), array_agg(id))
+                          FROM (SELECT id, sh FROM fp_b2_p5 ORDER BY id LIMIT $1) s" |
+    q -d shard_new | cut -c1-120 | sed 's/^/#   /'
+}
 echo "# a shard's plan for copy 2's delete of one id (its partition: $(q -d shard_new -c "SELECT count(*) FROM fp_b2_p5") rows):"
-q -d shard_new -c "EXPLAIN (COSTS OFF) DELETE FROM fp_b2_p5 WHERE simhash_block(sh, 2, 4) = ANY (ARRAY[simhash_block('${r#* }', 2, 4)])
-                   AND (sh = '${r#* }'::simhash64) AND id = ANY ('{${r%% *}}'::bigint[])" | sed 's/^/#   /'
+plan_part 1
+echo "# ... of 600 ids:"
+plan_part 600
 echo "# a shard's plan for copy 2's delete by id (an id copy 1 does not hold):"
 q -d shard_new -c "EXPLAIN (COSTS OFF) DELETE FROM fp_b2_p5 WHERE id = ANY ('{-1}'::bigint[])" | sed 's/^/#   /'
 echo "# after the deletes, copies consistent (fp, fq): $(q -c "SELECT bool_and(consistent) FROM simhash_layout_check('fp')"), $(q -c "SELECT bool_and(consistent) FROM simhash_layout_check('fq')"); rows $(q -c "SELECT count(*) FROM fp_b4"), $(q -c "SELECT count(*) FROM fq_b4"); ids in one and not the other: $(q -c "SELECT count(*) FROM ((SELECT id FROM fp_b3 EXCEPT SELECT id FROM fq_b3) UNION ALL (SELECT id FROM fq_b3 EXCEPT SELECT id FROM fp_b3)) d")"
