@@ -156,19 +156,20 @@ FROM del_res GROUP BY n, layout ORDER BY n = 0, n, layout"
 echo
 # the plan a shard makes for a copy's part of a delete: of one id, and of
 # 600 ids (a partition's share of a delete of 10,000), in the form
-# simhash_layout_delete sends
+# simhash_layout_delete sends, on a partition of copy 2 this shard holds
+part=$(q -d shard_new -c "SELECT relname FROM pg_class WHERE relname ~ '^fp_b2_p[0-9]+$' AND relkind = 'r' ORDER BY relname LIMIT 1")
 plan_part() {
-  printf '%s\n\\gexec\n' "SELECT format('EXPLAIN (COSTS OFF) DELETE FROM fp_b2_p5 WHERE simhash_block(sh, 2, 4) = ANY (%L::bigint[]) '
+  printf '%s\n\\gexec\n' "SELECT format('EXPLAIN (COSTS OFF) DELETE FROM $part WHERE simhash_block(sh, 2, 4) = ANY (%L::bigint[]) '
                                          'AND sh OPERATOR(neardup_internal.=) ANY (%L::bigint[]) AND (id + 0) = ANY (%L::bigint[])',
                                          array_agg(DISTINCT simhash_block(sh, 2, 4)), array_agg(DISTINCT sh::bigint), array_agg(id))
-                          FROM (SELECT id, sh FROM fp_b2_p5 ORDER BY id LIMIT $1) s" |
+                          FROM (SELECT id, sh FROM $part ORDER BY id LIMIT $1) s" |
     q -d shard_new | cut -c1-120 | sed 's/^/#   /'
 }
-echo "# a shard's plan for copy 2's delete of one id (its partition: $(q -d shard_new -c "SELECT count(*) FROM fp_b2_p5") rows):"
+echo "# a shard's plan for copy 2's delete of one id ($part: $(q -d shard_new -c "SELECT count(*) FROM $part") rows):"
 plan_part 1
 echo "# ... of 600 ids:"
 plan_part 600
 echo "# a shard's plan for copy 2's delete by id (an id copy 1 does not hold):"
-q -d shard_new -c "EXPLAIN (COSTS OFF) DELETE FROM fp_b2_p5 WHERE id = ANY ('{-1}'::bigint[])" | sed 's/^/#   /'
+q -d shard_new -c "EXPLAIN (COSTS OFF) DELETE FROM $part WHERE id = ANY ('{-1}'::bigint[])" | sed 's/^/#   /'
 echo "# after the deletes, copies consistent (fp, fq): $(q -c "SELECT bool_and(consistent) FROM simhash_layout_check('fp')"), $(q -c "SELECT bool_and(consistent) FROM simhash_layout_check('fq')"); rows $(q -c "SELECT count(*) FROM fp_b4"), $(q -c "SELECT count(*) FROM fq_b4"); ids in one and not the other: $(q -c "SELECT count(*) FROM ((SELECT id FROM fp_b3 EXCEPT SELECT id FROM fq_b3) UNION ALL (SELECT id FROM fq_b3 EXCEPT SELECT id FROM fp_b3)) d")"
 SCRIPT
