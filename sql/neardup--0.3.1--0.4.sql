@@ -740,7 +740,9 @@ BEGIN
         -- that the plan holds only the partitions of those values.  The
         -- codes go as bigints (sh = ANY (bigint[]) with the operator of
         -- the section below, one index scan for them all): postgres_fdw
-        -- ships no array of an extension's type, and would fetch the rows
+        -- ships no array of an extension's type that is not recorded as
+        -- a member of it (which depends on the release that made it), and
+        -- would then fetch the rows
         -- and delete them one by one rather than send the DELETE.  The
         -- ids only filter (id + 0): a BRIN index on id would add the
         -- block ranges of every id to the codes' few rows, all of them
@@ -1009,7 +1011,9 @@ $$;
  * (the executor rescans the index once per element), where a list of
  * equalities plans and runs one index scan per code.
  * simhash_layout_delete sends it to a layout's shards: postgres_fdw ships
- * an array of a built-in type, not an array of simhash64.  The operator
+ * an array of a built-in type everywhere, and an array of simhash64 only
+ * where that array type was recorded as a member of the extension, which
+ * depends on the PostgreSQL release that created it.  The operator
  * lives in neardup_internal, off a user's search_path, so that sh = 5
  * stays an error rather than a comparison with a number.
  */
@@ -1032,11 +1036,18 @@ CREATE OPERATOR neardup_internal.= (
 COMMENT ON OPERATOR neardup_internal.=(@extschema@.simhash64, pg_catalog.int8)
     IS 'equal to the 64 bits of a bigint (sh OPERATOR(neardup_internal.=) ANY (bigint[]): many codes in one hamming index scan)';
 
--- both families that hold simhash64 = simhash64: the near-duplicate
--- constraint's index answers it on its column's codes (radius_index.c)
+-- every family that holds simhash64 = simhash64 but the btree and hash
+-- ones (whose order and hash are the code's, not a bigint's): hamming,
+-- the near-duplicate constraint's index (which answers it on its column's
+-- codes: radius_index.c), GiST (18, equality) and GIN.  Each reads the
+-- argument as the code's 64 bits, which the bigint's Datum is.
 ALTER OPERATOR FAMILY @extschema@.simhash64_hamming_ops USING hamming ADD
     OPERATOR 2 neardup_internal.= (@extschema@.simhash64, pg_catalog.int8);
 ALTER OPERATOR FAMILY @extschema@.hamming_ball_hamming_ops USING hamming ADD
+    OPERATOR 2 neardup_internal.= (@extschema@.simhash64, pg_catalog.int8);
+ALTER OPERATOR FAMILY @extschema@.simhash64_gist_ops USING gist ADD
+    OPERATOR 18 neardup_internal.= (@extschema@.simhash64, pg_catalog.int8);
+ALTER OPERATOR FAMILY @extschema@.simhash64_gin_ops USING gin ADD
     OPERATOR 2 neardup_internal.= (@extschema@.simhash64, pg_catalog.int8);
 
 -- ===== end section: many codes in one hamming index scan =====

@@ -473,7 +473,7 @@ ham_list_cache_pick(HamDirSlot *slot, Relation index, const HamList *list)
  * for it early: the rule that keeps either choice within about twice the
  * cost of the best one in hindsight.
  */
-#define HAM_LIST_CACHE_AFTER	128
+/* HAM_LIST_CACHE_AFTER (hamming.h): 128, the cost model reads it too */
 
 /*
  * The memory the lists a backend caches take together: work_mem, or what

@@ -28,6 +28,7 @@
 
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
+#include "utils/array.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 #include "utils/spccache.h"
@@ -109,6 +110,22 @@ ham_block_ball_radius(PlannerInfo *root, Node *ball, bool ordered, int nblocks,
 	return radius;
 }
 
+/* The largest radius of an array of balls (0 for none): each is searched */
+static int
+ham_balls_radius(ArrayType *balls)
+{
+	ArrayIterator it = array_create_iterator(balls, 0, NULL);
+	Datum		value;
+	bool		isnull;
+	int			radius = 0;
+
+	while (array_iterate(it, &value, &isnull))
+		if (!isnull)
+			radius = Max(radius, Min(DatumGetHammingBallP(value)->radius, 64));
+	array_free_iterator(it);
+	return radius;
+}
+
 /*
  * The radius of an index condition: `<@ ball`, `&& ball` or `=` (0), or a
  * block ball's (above).
@@ -126,9 +143,14 @@ ham_clause_radius(PlannerInfo *root, RestrictInfo *rinfo, bool ordered, int nblo
 		 * each element's search (the caller counts them): an equality's
 		 * (an array of codes or bigints), or a ball's of unknown radius
 		 */
-		Oid			elem = get_element_type(exprType(lsecond(((ScalarArrayOpExpr *) op)->args)));
+		Node	   *array = lsecond(((ScalarArrayOpExpr *) op)->args);
+		Oid			elem = get_element_type(exprType(array));
 
-		return elem == cat->simhash64_type || elem == INT8OID ? 0 : ND_DEFAULT_RADIUS;
+		if (elem == cat->simhash64_type || elem == INT8OID)
+			return 0;
+		if (elem == cat->hamming_ball_type && IsA(array, Const) && !((Const *) array)->constisnull)
+			return ham_balls_radius(DatumGetArrayTypeP(((Const *) array)->constvalue));
+		return ND_DEFAULT_RADIUS;
 	}
 	if (!IsA(op, OpExpr) || list_length(op->args) != 2)
 		return 0;
@@ -224,7 +246,8 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		flat,
 				search,
 				rows,
-				searches = 1;
+				searches = 1,
+				rescans;
 	Selectivity sel;
 	Cost		descent,
 				qual_arg_cost;
@@ -258,9 +281,12 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			 * index once per element (the access method takes no arrays)
 			 */
 			if (IsA(rinfo->clause, ScalarArrayOpExpr))
-				searches *= Max(estimate_array_length_compat(root,
-															 lsecond(((ScalarArrayOpExpr *) rinfo->clause)->args)),
-								1.0);
+			{
+				double		elements = estimate_array_length_compat(root,
+																	lsecond(((ScalarArrayOpExpr *) rinfo->clause)->args));
+
+				searches *= Max(elements, 1.0);
+			}
 			radius = Min(radius, ham_clause_radius(root, rinfo, ordered, nblocks, only_block));
 		}
 	}
@@ -284,8 +310,15 @@ ham_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		for (int r = 0; r < nruns; r++)
 			search += Min(ham_mih_cost(&layout, ntuples * share[r], radius, spc_random_page_cost),
 						  flat * share[r]);
+		/*
+		 * Each further element's search reads the metapage again (the
+		 * runs' directories stay in the backend's cache), and the pending
+		 * list whole until the backend caches it too.
+		 */
+		rescans = (searches - 1) * spc_random_page_cost * 0.25 +
+			Min(searches - 1, HAM_LIST_CACHE_AFTER) * pending * ntuples * cpu_operator_cost;
 		*indexStartupCost = descent + qual_arg_cost;
-		*indexTotalCost = *indexStartupCost + (searches - 1) * descent + searches * search +
+		*indexTotalCost = *indexStartupCost + rescans + searches * search +
 			rows * cpu_index_tuple_cost;
 	}
 	else

@@ -94,6 +94,7 @@ ham_validate(Oid opclassoid)
 				ok = oprform->amoppurpose == AMOP_SEARCH &&
 					(check_amop_signature(oprform->amopopr, BOOLOID,
 										  cat->simhash64_type, cat->simhash64_type) ||
+					 /* read as the code's bits: the scan takes it for one */
 					 check_amop_signature(oprform->amopopr, BOOLOID,
 										  cat->simhash64_type, INT8OID));
 				break;

@@ -13,7 +13,7 @@ SELECT amop.amopstrategy, amop.amopopr::regoperator, amop.amoppurpose,
        amop.amopsortfamily::regclass IS NULL AS no_sortfamily
 FROM pg_amop amop JOIN pg_opfamily f ON f.oid = amop.amopfamily
 WHERE f.opfname = 'simhash64_gist_ops'
-ORDER BY amop.amopstrategy;
+ORDER BY amop.amopstrategy, amop.amoprighttype::regtype::text DESC;
 -- The key type is internal to the index.
 SELECT '(0,0)'::neardup_internal.simhash64_gist_key;
 

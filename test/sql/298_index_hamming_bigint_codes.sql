@@ -67,12 +67,44 @@ SELECT pg_temp.bc_ids(true, 'bc_x', 'bc_x_hamming_ball_excl')
           WHERE x::int <= 20500) AS same_rows_constraint;
 RESET enable_seqscan;
 
+-- GIN and GiST indexes of neardup's operator classes answer it too
+CREATE INDEX bc_gin ON bc USING gin (sh);
+SET enable_seqscan = off;
+SELECT pg_temp.bc_ids(true, 'bc', 'bc_gin') = (SELECT ids FROM bc_by_seqscan) AS same_rows_gin;
+DROP INDEX bc_gin;
+CREATE INDEX bc_gist ON bc USING gist (sh);
+SELECT pg_temp.bc_ids(true, 'bc', 'bc_gist') = (SELECT ids FROM bc_by_seqscan) AS same_rows_gist;
+DROP INDEX bc_gist;
+RESET enable_seqscan;
+
 -- an empty array finds nothing; a NULL array too
 CREATE INDEX bc_full ON bc USING hamming (sh);
 SET enable_seqscan = off;
 SELECT count(*) FROM bc WHERE sh OPERATOR(neardup_internal.=) ANY ('{}'::bigint[]);
 SELECT count(*) FROM bc WHERE sh OPERATOR(neardup_internal.=) ANY (NULL::bigint[]);
 RESET enable_seqscan;
+
+-- one code as a bigint: a plain index scan and an index-only scan
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT nd_test.answer(true, 'bc_full',
+    format('SELECT string_agg(id::text, '','' ORDER BY id) FROM bc WHERE sh OPERATOR(neardup_internal.=) %s::bigint',
+           (SELECT sh::bigint FROM bc WHERE id = 30001))) AS one_code_index_scan;
+SELECT nd_test.answer(true, 'Index Only Scan using bc_full',
+    format('SELECT count(*) FROM bc WHERE sh OPERATOR(neardup_internal.=) %s::bigint',
+           (SELECT sh::bigint FROM bc WHERE id = 30001))) AS one_code_index_only;
+RESET enable_bitmapscan;
+-- a generic plan, the array a parameter
+SET plan_cache_mode = force_generic_plan;
+PREPARE bc_codes(bigint[]) AS
+    SELECT string_agg(id::text, ',' ORDER BY id) FROM bc WHERE sh OPERATOR(neardup_internal.=) ANY ($1);
+EXPLAIN (COSTS OFF) EXECUTE bc_codes('{1}');
+SELECT codes AS bc_codes FROM bc_ask \gset
+CREATE TEMP TABLE bc_generic AS EXECUTE bc_codes(:'bc_codes');
+SELECT g.string_agg = s.ids AS same_rows_generic FROM bc_generic g, bc_by_seqscan s;
+DEALLOCATE bc_codes;
+RESET enable_seqscan;
+RESET plan_cache_mode;
 
 -- the plan counts one search per element: the index scan of 40 codes
 -- costs more than 10 times that of 2
@@ -89,6 +121,19 @@ BEGIN
     RETURN (plan -> 0 -> 'Plan' -> 'Plans' -> 0 ->> 'Total Cost')::numeric;
 END $$;
 SELECT pg_temp.bc_index_cost(40) > 10 * pg_temp.bc_index_cost(2) AS cost_per_code;
+-- an array of balls: each searched to its radius, priced at the largest
+CREATE FUNCTION pg_temp.bc_balls_cost(r int) RETURNS numeric
+LANGUAGE plpgsql AS $$
+DECLARE
+    plan json;
+BEGIN
+    EXECUTE format('EXPLAIN (FORMAT JSON) SELECT id FROM bc WHERE sh <@ ANY (ARRAY[hamming_ball(''%s'', 1), hamming_ball(''%s'', %s)])',
+                   (SELECT sh FROM bc WHERE id = 5), (SELECT sh FROM bc WHERE id = 6), r) INTO plan;
+    RETURN (plan -> 0 -> 'Plan' -> 'Plans' -> 0 ->> 'Total Cost')::numeric;
+END $$;
+SET enable_seqscan = off;
+SELECT pg_temp.bc_balls_cost(1) < pg_temp.bc_balls_cost(3) AND pg_temp.bc_balls_cost(3) < pg_temp.bc_balls_cost(6) AS cost_by_radius;
+RESET enable_seqscan;
 
 -- off the search path: no simhash64 = bigint for a user's query
 SELECT nd_test.try($$SELECT count(*) FROM bc WHERE sh = 5$$);
