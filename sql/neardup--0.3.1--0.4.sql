@@ -740,13 +740,13 @@ BEGIN
         -- that the plan holds only the partitions of those values.  The
         -- codes go as bigints (sh = ANY (bigint[]) with the operator of
         -- the section below, one index scan for them all): postgres_fdw
-        -- ships no array of an extension's type that is not recorded as
-        -- a member of it (which depends on the release that made it), and
-        -- would then fetch the rows
-        -- and delete them one by one rather than send the DELETE.  The
-        -- ids only filter (id + 0): a BRIN index on id would add the
-        -- block ranges of every id to the codes' few rows, all of them
-        -- when the ids are spread, and make the bitmap lossy.
+        -- ships no array of an extension's type that is not recorded as a
+        -- member of it (which depends on the release that made it), and
+        -- would then fetch the rows and delete them one by one rather
+        -- than send the DELETE.  The ids only filter (id + 0): a BRIN
+        -- index on id would add the block ranges of every id to the
+        -- codes' few rows, all of them when the ids are spread, and make
+        -- the bitmap lossy.
         FOR chunk IN
             SELECT pg_catalog.array_agg(DISTINCT u.v) AS vals,
                    pg_catalog.array_agg(DISTINCT u.c::pg_catalog.int8) AS codes,

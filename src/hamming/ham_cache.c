@@ -471,9 +471,9 @@ ham_list_cache_pick(HamDirSlot *slot, Relation index, const HamList *list)
  * a few times (a new connection's query) never pays for it, and one that
  * searches it on and on (the constraint's check of each row of a COPY) pays
  * for it early: the rule that keeps either choice within about twice the
- * cost of the best one in hindsight.
+ * cost of the best one in hindsight.  The count, HAM_LIST_CACHE_AFTER, is
+ * in hamming.h.
  */
-/* HAM_LIST_CACHE_AFTER (hamming.h): 128, the cost model reads it too */
 
 /*
  * The memory the lists a backend caches take together: work_mem, or what

@@ -4,7 +4,7 @@
  *		amvalidate: what an operator class of the hamming access method may
  *		contain.
  *
- * The access method knows its three strategies itself (ham_scan.c reads
+ * The access method knows its strategies itself (ham_scan.c reads
  * the arguments as a simhash64 and a hamming_ball), so an operator family
  * may hold exactly: <@ (simhash64, hamming_ball) as strategy 1, =
  * (simhash64, simhash64) or (simhash64, bigint) as 2 (the bigint is the

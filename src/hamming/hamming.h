@@ -101,10 +101,13 @@ typedef struct HamDirEntry
 } HamDirEntry;
 
 #define HAM_DIR_CAPACITY		((int) (HAM_PAGE_CONTENT_SIZE / sizeof(HamDirEntry)))
-
-/* a backend caches a pending list once it has walked it this many times over (ham_cache.c) */
-#define HAM_LIST_CACHE_AFTER	128
 #define HamPageDir(page)		((HamDirEntry *) ((char *) (page) + HAM_PAGE_CONTENT_OFFSET))
+
+/*
+ * A backend caches a pending list once it has walked it this many times
+ * over (why: ham_cache.c); the cost estimate prices array searches by it.
+ */
+#define HAM_LIST_CACHE_AFTER	128
 
 /* A list of pages (pending, sealed, nulls) as the metapage records it */
 typedef struct HamList

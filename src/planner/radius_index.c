@@ -12,8 +12,9 @@
  * `sh <@ hamming_ball(q, r)` for any r, `sh = q` and ORDER BY sh <~> q,
  * exactly, once its operator family has those operators (0.3 adds them to
  * hamming_ball_hamming_ops; 0.4 `sh = ANY (bigint[])` through
- * neardup_internal.=(simhash64, bigint)).  But the planner matches a clause to an index
- * column by the column's expression, and `sh` is not `hamming_ball(sh, k)`.
+ * neardup_internal.=(simhash64, bigint)).  But the planner matches a
+ * clause to an index column by the column's expression, and `sh` is not
+ * `hamming_ball(sh, k)`.
  *
  * So the get_relation_info hook gives such an index a second
  * IndexOptInfo, the same index seen as one on sh (its face): index

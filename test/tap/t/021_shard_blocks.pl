@@ -309,10 +309,9 @@ ok( $one == 1
 	  && !grep({ ($per_copy{$_} // 0) != 1 } 2 .. 4),
 	"a delete of one id: every partition of copy 1, one partition of each other copy"
 );
-# ... each as one DELETE shipped whole, its code in it (a bigint array,
-# which postgres_fdw ships; not rows fetched
-# and deleted one by one by ctid, as postgres_fdw does with a condition it
-# cannot ship)
+# ... each as one DELETE shipped whole, its code in it as a bigint array
+# (not rows fetched and deleted one by one by ctid, as postgres_fdw does
+# with a condition it cannot ship)
 my $shipped = join "\n", map { slurp_file($shard{$_}->logfile, $logpos{$_}) } @names;
 my %direct;
 $direct{$1}++
