@@ -76,6 +76,8 @@ OBJS        = \
 	src/shard/layout_blocks.o \
 	src/shard/layout_catalog.o \
 	src/shard/layout_within.o \
+	src/shard/pack.o \
+	src/shard/pack_copy.o \
 	$(CORE_OBJS)
 
 # Server-free algorithmic cores: also built into the unit tests and fuzzers

@@ -595,22 +595,30 @@ ALTER OPERATOR FAMILY @extschema@.simhash64_gin_ops USING gin ADD
  * a copy's bytes): simhash_layout_delete below finds their rows by code,
  * which their index probes, and the ids copy 1 lacks through a BRIN index
  * on id.  Copy 1 keeps its key: deletes start there.
+ *
+ * packed => true keeps copies b > 1 as packs (section "packed copies",
+ * below): one row of up to 100 rows of one block value, in place of a heap
+ * row each.
  */
-CREATE OR REPLACE FUNCTION @extschema@.simhash_shard_create(layout pg_catalog.text,
+DROP FUNCTION @extschema@.simhash_shard_create(pg_catalog.text, pg_catalog.int4, pg_catalog.int4, pg_catalog.int4);
+CREATE FUNCTION @extschema@.simhash_shard_create(layout pg_catalog.text,
                                                  blocks pg_catalog.int4 DEFAULT 4,
                                                  partitions pg_catalog.int4 DEFAULT 16,
-                                                 exclude_within pg_catalog.int4 DEFAULT NULL)
+                                                 exclude_within pg_catalog.int4 DEFAULT NULL,
+                                                 packed pg_catalog.bool DEFAULT false)
 RETURNS pg_catalog.int4
 LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
     nsp pg_catalog.text := pg_catalog.current_schema()::pg_catalog.text;
     t pg_catalog.text;
+    rows_table pg_catalog.text;
     made pg_catalog.int4 := 0;
 BEGIN
-    IF layout IS NULL OR blocks IS NULL OR partitions IS NULL THEN
+    IF layout IS NULL OR blocks IS NULL OR partitions IS NULL OR packed IS NULL THEN
         RAISE EXCEPTION '% must not be null',
-            CASE WHEN layout IS NULL THEN 'layout' WHEN blocks IS NULL THEN 'blocks' ELSE 'partitions' END
+            CASE WHEN layout IS NULL THEN 'layout' WHEN blocks IS NULL THEN 'blocks'
+                 WHEN partitions IS NULL THEN 'partitions' ELSE 'packed' END
             USING ERRCODE = '22004';
     END IF;
     PERFORM @extschema@.simhash_layout_check_args(blocks, partitions);
@@ -618,6 +626,11 @@ BEGIN
         RAISE EXCEPTION 'exclude_within must be between 0 and blocks - 1 (%)', blocks OPERATOR(pg_catalog.-) 1
             USING ERRCODE = '22023',
                   DETAIL = 'Two rows within blocks - 1 bits share a partition of some copy, where its constraint sees both; farther apart they may share none.';
+    END IF;
+    IF packed AND exclude_within IS NOT NULL THEN
+        RAISE EXCEPTION 'a packed layout cannot keep the near-duplicate constraint'
+            USING ERRCODE = '22023',
+                  DETAIL = 'The constraint needs each copy''s rows in a table of their own.';
     END IF;
     IF nsp IS NULL THEN
         RAISE EXCEPTION 'no schema has been selected to create in' USING ERRCODE = '3F000';
@@ -628,32 +641,62 @@ BEGIN
     FOR b IN 1 .. blocks LOOP
         FOR p IN 0 .. partitions OPERATOR(pg_catalog.-) 1 LOOP
             t := pg_catalog.format('%s_b%s_p%s', layout, b, p);
+            -- a packed copy's rows arrive in <t>_recent, which is made and
+            -- indexed as an unpacked copy's table
+            rows_table := t OPERATOR(pg_catalog.||) CASE WHEN packed AND b OPERATOR(pg_catalog.>) 1
+                                                   THEN '_recent' ELSE '' END;
             EXECUTE pg_catalog.format(
                 'CREATE TABLE %1$I.%2$I (id pg_catalog.int8 %3$s, sh @extschema@.simhash64 NOT NULL)',
-                nsp, t,
+                nsp, rows_table,
                 CASE WHEN b OPERATOR(pg_catalog.>) 1 AND exclude_within IS NULL THEN 'NOT NULL' ELSE 'PRIMARY KEY' END);
             IF exclude_within IS NULL AND (blocks OPERATOR(pg_catalog.<) 3 OR blocks OPERATOR(pg_catalog.>) 8) THEN
                 -- a cut no hamming index has: its own 4 blocks
-                EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I USING hamming (sh)', nsp, t);
+                EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I USING hamming (sh)', nsp, rows_table);
             ELSIF exclude_within IS NULL THEN
                 -- copy 1 serves every search (radius from blocks up,
                 -- nearest neighbours); copy b only block balls of block b
                 EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I USING hamming (sh) WITH (blocks = %3$s%4$s)',
-                    nsp, t, blocks,
+                    nsp, rows_table, blocks,
                     CASE WHEN b OPERATOR(pg_catalog.>) 1 THEN ', only_block = ' OPERATOR(pg_catalog.||) b ELSE '' END);
             ELSE
                 -- its index serves the radius searches too (radius_index.c)
                 EXECUTE pg_catalog.format(
                     'ALTER TABLE %1$I.%2$I ADD EXCLUDE USING hamming '
                     '(@extschema@.hamming_ball(sh, %3$s) WITH OPERATOR(@extschema@.&&))',
-                    nsp, t, exclude_within);
+                    nsp, rows_table, exclude_within);
             END IF;
-            IF b OPERATOR(pg_catalog.>) 1 AND exclude_within IS NULL THEN
+            IF b OPERATOR(pg_catalog.>) 1 AND exclude_within IS NULL AND NOT packed THEN
                 -- no key on id: a summary of its block ranges, for the
                 -- deletes by id (of ids copy 1 does not hold), which then
                 -- read only the ranges that may hold them where ids grow
                 -- in the order the rows arrive; a few pages a table
-                EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I USING brin (id)', nsp, t);
+                EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I USING brin (id)', nsp, rows_table);
+            END IF;
+            IF packed AND b OPERATOR(pg_catalog.>) 1 THEN
+                -- the packs of up to 100 rows of one block value v, and the
+                -- view the coordinator's foreign table reads: its join of a
+                -- pack's v with its rows' block lets the shard's planner
+                -- carry a query's block value (simhash_block(sh, b, m) =
+                -- v, which the coordinator sends) to the index on v
+                EXECUTE pg_catalog.format(
+                    'CREATE TABLE %1$I.%2$I (v pg_catalog.int8 NOT NULL, pack pg_catalog.bytea NOT NULL)',
+                    nsp, t OPERATOR(pg_catalog.||) '_packs');
+                EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I (v)', nsp, t OPERATOR(pg_catalog.||) '_packs');
+                EXECUTE pg_catalog.format(
+                    'CREATE VIEW %1$I.%2$I AS SELECT id, sh FROM %1$I.%3$I UNION ALL '
+                    'SELECT r.id, r.sh FROM %1$I.%4$I p '
+                    'CROSS JOIN LATERAL neardup_internal.simhash_pack_rows(p.pack) r '
+                    'WHERE p.v OPERATOR(pg_catalog.=) @extschema@.simhash_block(r.sh, %5$s, %6$s)',
+                    nsp, t, rows_table, t OPERATOR(pg_catalog.||) '_packs', b, blocks);
+                EXECUTE pg_catalog.format(
+                    'CREATE RULE simhash_pack_insert AS ON INSERT TO %1$I.%2$I DO INSTEAD '
+                    'INSERT INTO %1$I.%3$I (id, sh) VALUES (NEW.id, NEW.sh) RETURNING %1$I.%3$I.id, %1$I.%3$I.sh',
+                    nsp, t, rows_table);
+                EXECUTE pg_catalog.format(
+                    'CREATE TRIGGER simhash_pack_delete INSTEAD OF DELETE ON %1$I.%2$I FOR EACH ROW '
+                    'EXECUTE FUNCTION neardup_internal.simhash_pack_delete(%3$L, %4$L, %5$s, %6$s)',
+                    nsp, t, pg_catalog.format('%I.%I', nsp, rows_table),
+                    pg_catalog.format('%I.%I', nsp, t OPERATOR(pg_catalog.||) '_packs'), b, blocks);
             END IF;
             -- one row per cluster, its ids in order (the first is its
             -- cluster_id): half the text of its edges to the coordinator
@@ -669,6 +712,9 @@ BEGIN
     RETURN made;
 END
 $$;
+
+COMMENT ON FUNCTION @extschema@.simhash_shard_create(pg_catalog.text, pg_catalog.int4, pg_catalog.int4, pg_catalog.int4, pg_catalog.bool)
+    IS 'on a shard: the tables (with a hamming index, or the near-duplicate constraint at exclude_within bits; copies 2 and up as packs when packed) and cluster views of every partition of a block-sharded layout';
 
 /*
  * Deletes start at copy 1, by its primary key, and take the codes of the
@@ -759,13 +805,19 @@ BEGIN
                               FROM ROWS FROM (pg_catalog.unnest(first_codes), pg_catalog.unnest(first_ids)) z(c, i)) y) x) u
             GROUP BY u.p, u.g
         LOOP
+            -- one block value as an equality, which a packed copy's view
+            -- carries to its index on v (section "packed copies")
             EXECUTE pg_catalog.format(
                 'WITH d AS (DELETE FROM %1$I.%2$I WHERE @extschema@.simhash_block(sh, %3$s, %4$s) '
-                'OPERATOR(pg_catalog.=) ANY (%5$L::pg_catalog.int8[]) '
+                'OPERATOR(pg_catalog.=) %5$s '
                 'AND sh OPERATOR(neardup_internal.=) ANY (%6$L::pg_catalog.int8[]) '
                 'AND (id OPERATOR(pg_catalog.+) 0) OPERATOR(pg_catalog.=) ANY (%7$L::pg_catalog.int8[]) RETURNING id) '
                 'SELECT $1 OPERATOR(pg_catalog.||) pg_catalog.array_agg(id) FROM d',
-                l.nsp, copy_b, b, l.blocks, chunk.vals, chunk.codes, chunk.chunk_ids)
+                l.nsp, copy_b, b, l.blocks,
+                CASE WHEN pg_catalog.cardinality(chunk.vals) OPERATOR(pg_catalog.=) 1
+                     THEN pg_catalog.format('%s::pg_catalog.int8', chunk.vals[1])
+                     ELSE pg_catalog.format('ANY (%L::pg_catalog.int8[])', chunk.vals) END,
+                chunk.codes, chunk.chunk_ids)
                 INTO got USING got;
         END LOOP;
         -- the ids copy b gave up fewer times than copy 1, and those copy 1
@@ -1051,3 +1103,107 @@ ALTER OPERATOR FAMILY @extschema@.simhash64_gin_ops USING gin ADD
     OPERATOR 2 neardup_internal.= (@extschema@.simhash64, pg_catalog.int8);
 
 -- ===== end section: many codes in one hamming index scan =====
+
+-- ===== section: packed copies =====
+
+/*
+ * simhash_shard_create(..., packed => true) keeps each partition of copies
+ * b > 1 as the view <t> (what the coordinator's foreign table names) over
+ * <t>_recent, the rows as they arrive (a table with its hamming index),
+ * and <t>_packs, one row (v, pack) per pack of up to 100 rows whose block
+ * b is v: 16 bytes a row and a few for the pack, where a heap row costs 44
+ * and its index entry 14.  Rows arrive through the view's rule into
+ * <t>_recent; simhash_shard_merge packs them; the view's trigger deletes
+ * a row wherever it is.  A pack is a bytea of (id, code) pairs in the
+ * server's byte order (src/shard/pack.c), which never leaves the shard.
+ */
+CREATE FUNCTION neardup_internal.simhash_pack_row(id pg_catalog.int8, sh @extschema@.simhash64)
+RETURNS pg_catalog.bytea
+AS 'MODULE_PATHNAME', 'simhash_pack_row'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION neardup_internal.simhash_pack_row(pg_catalog.int8, @extschema@.simhash64)
+    IS 'a pack of one (id, fingerprint) row, for string_agg into a packed copy''s pack';
+
+CREATE FUNCTION neardup_internal.simhash_pack_rows(pack pg_catalog.bytea,
+                                                   OUT id pg_catalog.int8, OUT sh @extschema@.simhash64)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'simhash_pack_rows'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+ROWS 50;
+
+COMMENT ON FUNCTION neardup_internal.simhash_pack_rows(pg_catalog.bytea)
+    IS 'the (id, fingerprint) rows of a packed copy''s pack';
+
+CREATE FUNCTION neardup_internal.simhash_pack_holds(pack pg_catalog.bytea, id pg_catalog.int8,
+                                                    sh @extschema@.simhash64)
+RETURNS pg_catalog.bool
+AS 'MODULE_PATHNAME', 'simhash_pack_holds'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION neardup_internal.simhash_pack_holds(pg_catalog.bytea, pg_catalog.int8, @extschema@.simhash64)
+    IS 'whether a packed copy''s pack holds the row (id, fingerprint)';
+
+CREATE FUNCTION neardup_internal.simhash_pack_remove(pack pg_catalog.bytea, id pg_catalog.int8,
+                                                     sh @extschema@.simhash64)
+RETURNS pg_catalog.bytea
+AS 'MODULE_PATHNAME', 'simhash_pack_remove'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION neardup_internal.simhash_pack_remove(pg_catalog.bytea, pg_catalog.int8, @extschema@.simhash64)
+    IS 'a packed copy''s pack without one row (id, fingerprint), or the pack itself if it holds none';
+
+-- the INSTEAD OF DELETE trigger of a packed copy's view
+CREATE FUNCTION neardup_internal.simhash_pack_delete()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'simhash_pack_delete'
+LANGUAGE C;
+
+COMMENT ON FUNCTION neardup_internal.simhash_pack_delete()
+    IS 'trigger: deletes a row of a packed copy from its recent rows or its pack';
+
+CREATE FUNCTION neardup_internal.simhash_pack_merge(copy pg_catalog.regclass)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'simhash_pack_merge'
+LANGUAGE C VOLATILE STRICT;
+
+COMMENT ON FUNCTION neardup_internal.simhash_pack_merge(pg_catalog.regclass)
+    IS 'moves the recent rows of one packed copy''s partition into its packs; returns how many';
+
+/*
+ * On a shard: merges every packed partition of the layout in the current
+ * schema, one row per partition with the rows it moved.  Run it after a
+ * load and from a scheduler (the recent rows cost as an unpacked copy's
+ * until then), on its own: it locks each partition's packs against
+ * deletes until its transaction ends.
+ */
+CREATE FUNCTION @extschema@.simhash_shard_merge(layout pg_catalog.text)
+RETURNS TABLE(copy pg_catalog.regclass, moved pg_catalog.int8)
+LANGUAGE plpgsql VOLATILE
+AS $$
+BEGIN
+    IF layout IS NULL THEN
+        RAISE EXCEPTION 'layout must not be null' USING ERRCODE = '22004';
+    END IF;
+    FOR copy IN
+        SELECT c.oid::pg_catalog.regclass
+        FROM pg_catalog.pg_class c
+        JOIN pg_catalog.pg_trigger g ON g.tgrelid OPERATOR(pg_catalog.=) c.oid
+             AND g.tgfoid OPERATOR(pg_catalog.=) 'neardup_internal.simhash_pack_delete()'::pg_catalog.regprocedure
+        WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.current_schema()::pg_catalog.regnamespace
+          AND pg_catalog.left(c.relname, pg_catalog.length(layout) OPERATOR(pg_catalog.+) 2)
+              OPERATOR(pg_catalog.=) (layout OPERATOR(pg_catalog.||) '_b')
+          AND pg_catalog.substr(c.relname, pg_catalog.length(layout) OPERATOR(pg_catalog.+) 3)
+              OPERATOR(pg_catalog.~) '^[0-9]+_p[0-9]+$'
+        ORDER BY c.relname
+    LOOP
+        moved := neardup_internal.simhash_pack_merge(copy);
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.simhash_shard_merge(pg_catalog.text)
+    IS 'on a shard: moves the recent rows of every packed partition of a block-sharded layout into packs';
+
+-- ===== end section: packed copies =====

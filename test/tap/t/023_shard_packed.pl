@@ -1,0 +1,161 @@
+# Packed copies of the block-sharded layout (doc/scale-out.md, "Packed
+# copies"): simhash_shard_create(..., packed => true) on every shard, the
+# coordinator's layout unchanged, and every answer equal to the single
+# node's while rows sit in the recent tables, in packs, or both.
+#
+# One coordinator and two shards; layout `fp` (4 blocks, 4 partitions per
+# copy) and `fp_one`, a local table with the same rows.  Checked:
+#   - inserts through the coordinator land in the recent tables of copies
+#     2 to 4; simhash_shard_merge packs them (every row, none left behind);
+#   - radius search at radius 0..5, KNN and the nightly clusters equal the
+#     single node's before the merge, after it, and with new rows in the
+#     recent tables beside the packs;
+#   - a radius-3 query reaches a packed copy as the block ball and the
+#     block's value, which the shard answers through the index on v;
+#   - deletes through the coordinator (one id, many, ids in no copy, rows
+#     in packs and in recent tables) keep the copies consistent
+#     (simhash_layout_check), and a one-id delete reaches a packed copy as
+#     one statement that the shard answers through the index on v;
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use NeardupTAP;
+use NeardupShards;
+
+my $rows = 20000;
+my $parts = 4;
+my @names = qw(s1 s2);
+
+my $coord = nd_start_node('coord');
+my %shard;
+for my $s (@names)
+{
+	$shard{$s} = nd_start_node($s,
+		conf => "log_statement = 'all'\nlog_min_duration_statement = -1\n");
+	$shard{$s}->safe_psql(
+		'postgres', qq{
+		SET client_min_messages = warning;
+		CREATE EXTENSION neardup;
+		SELECT simhash_shard_create('fp', 4, $parts, packed => true);
+	});
+}
+nd_coordinator($coord, map { $shard{$_} } @names);
+
+sub c  { return $coord->safe_psql('postgres', $_[0]); }
+sub on { return $shard{ $_[0] }->safe_psql('postgres', $_[1]); }
+
+c(  qq{
+	CREATE TABLE fp_one (id bigint PRIMARY KEY, sh simhash64 NOT NULL);
+	INSERT INTO fp_one SELECT i, nd_row_code(i) FROM generate_series(1, $rows) i
+	  WHERE nd_row_code(i) IS NOT NULL;
+	SELECT count(*) FROM simhash_layout_create('fp', ARRAY['s1','s2'], 4, $parts);
+});
+nd_sql_lib($coord, 'shard_blocks.sql');
+
+# the rows of the recent tables and of the packs on both shards
+my @packed_parts = map { my $b = $_; map { "fp_b${b}_p$_" } 0 .. $parts - 1 } 2 .. 4;
+sub stored
+{
+	my ($recent, $packed) = (0, 0);
+	for my $s (@names)
+	{
+		my ($r, $p) = split /\|/, on(
+			$s,
+			'SELECT 0'
+			  . join('', map { " + (SELECT count(*) FROM ${_}_recent)" } @packed_parts)
+			  . ', 0'
+			  . join('', map { " + (SELECT coalesce(sum(octet_length(pack)) / 16, 0) FROM ${_}_packs)" } @packed_parts));
+		$recent += $r;
+		$packed += $p;
+	}
+	return ($recent, $packed);
+}
+
+# every answer against the single node; $when says when
+sub answers
+{
+	my ($when) = @_;
+	my $radius = c('SELECT nd_blocks_radius_check()');
+	my $knn = c('SELECT nd_blocks_knn_check()');
+	my $clusters = c('SELECT nd_blocks_clusters_check()');
+	note "$when: $radius; $knn; $clusters";
+	ok( $radius =~ /^checks=[1-9][0-9]* mismatches=0 rows=[1-9]/
+		  && $knn =~ /^checks=[1-9][0-9]* mismatches=0 far=[1-9]/
+		  && $clusters =~ /^missing=0 extra=0 rows=[1-9]/
+		  && c(q{SELECT bool_and(consistent) FROM simhash_layout_check('fp')}) eq 't',
+		"$when: radius 0..5, KNN and clusters equal the single node's; copies consistent");
+	return;
+}
+
+my $inserted = c("SELECT simhash_layout_insert('fp', 'SELECT id, sh FROM fp_one')");
+my ($recent, $packed) = stored();
+my $want = c('SELECT count(*) FROM fp_one');
+ok($inserted == $want && $recent == 3 * $want && $packed == 0,
+	"inserts land in the recent tables of copies 2 to 4 ($recent rows for $want)");
+answers('rows in the recent tables');
+
+my $moved = 0;
+$moved += on($_, q{SELECT sum(moved) FROM simhash_shard_merge('fp')}) for @names;
+($recent, $packed) = stored();
+ok($moved == 3 * $want && $recent == 0 && $packed == 3 * $want,
+	"simhash_shard_merge packs every row ($moved moved; $recent left, $packed packed)");
+on($_, 'VACUUM ANALYZE') for @names;
+answers('rows in packs');
+
+# new rows beside the packs, with codes near those packed
+c(  q{
+	INSERT INTO fp_one SELECT 100000 + id, (sh::bigint # 1)::simhash64 FROM fp_one WHERE id % 50 = 1;
+	SELECT simhash_layout_insert('fp', 'SELECT id, sh FROM fp_one WHERE id > 100000');
+});
+answers('rows in packs and in the recent tables');
+
+# --- what a packed copy is sent, and how its shard answers ---
+my $q = c('SELECT nd_center(1)');
+my $plan = c('EXPLAIN VERBOSE ' . c("SELECT simhash_layout_within_sql('fp', '$q', 3)"));
+my ($remote) = $plan =~ /Remote SQL: (SELECT [^\n]*FROM public\.fp_b2_p[0-9]+ [^\n]*)/;
+my $splan = '';
+for my $s (@names)
+{
+	my $p = on($s, "EXPLAIN $remote");
+	$splan = $p if $p =~ /Index Scan using fp_b2_p[0-9]+_packs_v_idx/;
+}
+note "copy 2's part of a radius-3 query: $remote\n$splan";
+like($splan, qr/Index Scan using fp_b2_p[0-9]+_packs_v_idx.*\n\s*Index Cond: \(v = /,
+	'radius 3: the shard finds the packs of the block value through the index on v');
+
+# --- deletes ---
+my %logpos = map { $_ => -s $shard{$_}->logfile } @names;
+my $one_id = c('SELECT min(id) FROM fp_one WHERE id % 97 = 3');
+c("SELECT simhash_layout_delete('fp', ARRAY[$one_id]::bigint[]); DELETE FROM fp_one WHERE id = $one_id");
+my $shipped = join "\n", map { slurp_file($shard{$_}->logfile, $logpos{$_}) } @names;
+my @deletes = $shipped =~ /(DELETE FROM public\.fp_b[2-4]_p[0-9]+ WHERE [^\n]*)/g;
+my $by_index = 0;
+for my $d (@deletes)
+{
+	for my $s (@names)
+	{
+		my ($rc, $p) = nd_sql($shard{$s}, "EXPLAIN $d");
+		$by_index++ if $rc == 0 && $p =~ /Index Scan using fp_b[2-4]_p[0-9]+_packs_v_idx/;
+	}
+}
+note "one id's deletes on the packed copies:\n" . join "\n", @deletes;
+ok(@deletes == 3 && $by_index == 3,
+	'a one-id delete reaches each packed copy as one statement with the block value, which the shard answers through the index on v');
+
+c(  q{
+	CREATE TABLE gone AS SELECT id FROM fp_one WHERE id % 13 = 5 OR id > 100000 AND id % 3 = 0;
+	SELECT simhash_layout_delete('fp', ARRAY(SELECT id FROM gone) || ARRAY[-1, -2]::bigint[]);
+	DELETE FROM fp_one WHERE id IN (SELECT id FROM gone);
+});
+answers('after deletes of rows in packs and in the recent tables');
+$moved = 0;
+$moved += on($_, q{SELECT sum(moved) FROM simhash_shard_merge('fp')}) for @names;
+($recent, $packed) = stored();
+$want = c('SELECT count(*) FROM fp_one');
+ok($recent == 0 && $packed == 3 * $want, "merged again: $packed rows packed for $want");
+answers('after the second merge');
+
+done_testing();
