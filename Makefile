@@ -59,6 +59,7 @@ OBJS        = \
 	src/hamming/ham_wal.o \
 	src/hamming/ham_worker.o \
 	src/planner/band_support.o \
+	src/planner/block_support.o \
 	src/planner/radius_cost.o \
 	src/planner/radius_index.o \
 	src/planner/radius_rewrite.o \
@@ -187,7 +188,7 @@ $(BUILD_STAMP): FORCE
 FORCE:
 EXTRA_CLEAN = $(BUILD_STAMP)
 
-.PHONY: dist deps demo demo-shards test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-spill bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn bench-blocks bench-block-ball bench-only-block bench-layout-bytes
+.PHONY: dist deps demo demo-shards test test-cassert unit fuzz bench bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-spill bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-am bench-constraint bench-pending bench-threshold bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn bench-blocks bench-block-ball bench-only-block bench-layout-bytes bench-layout-packed
 
 # The release tarball (PGXN's upload, the source of a Debian orig tarball):
 # the committed tree, git archive of HEAD, as neardup-VERSION.zip in DISTDIR
@@ -236,7 +237,7 @@ fuzz:
 
 # Benchmarks: ratios against baselines measured in the same run.  The index
 # benchmarks take ROWS (default 1M) and more; see the scripts.
-bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-spill bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn bench-blocks bench-block-ball bench-only-block bench-layout-bytes
+bench: bench-am bench-constraint bench-pending bench-threshold bench-fingerprint bench-gin bench-gist bench-minhash bench-pairs bench-clusters bench-clusters-spill bench-clusters-update bench-minhash-clusters bench-scale-out bench-plan-choice bench-scale bench-inserts bench-lsh-recall bench-wal-format bench-first-query bench-churn bench-blocks bench-block-ball bench-only-block bench-layout-bytes bench-layout-packed
 
 bench-fingerprint:
 	@bash test/bench/run_bench.sh
@@ -296,6 +297,13 @@ bench-only-block:
 # (test/bench/run_layout_bytes.sh).
 bench-layout-bytes:
 	@bash test/bench/run_layout_bytes.sh
+
+# Packed copies (simhash_shard_create(..., packed => true)) against the
+# block layout as made: load, merge, bytes per row, radius and KNN queries
+# and deletes through the coordinator, the two interleaved
+# (test/bench/run_layout_packed.sh; ROWS, PARTS, NQ, ND).
+bench-layout-packed:
+	@bash test/bench/run_layout_packed.sh
 
 # One hamming index at crawl scale: CREATE INDEX at default options on
 # 200M rows (size per row, time against SMALL_BUILDS builds at SMALL rows,

@@ -674,19 +674,19 @@ BEGIN
             END IF;
             IF packed AND b OPERATOR(pg_catalog.>) 1 THEN
                 -- the packs of up to 100 rows of one block value v, and the
-                -- view the coordinator's foreign table reads: its join of a
-                -- pack's v with its rows' block lets the shard's planner
-                -- carry a query's block value (simhash_block(sh, b, m) =
-                -- v, which the coordinator sends) to the index on v
+                -- view the coordinator's foreign table reads: its packed
+                -- codes come through simhash_in_block, whose block the
+                -- planner reads as the pack's v, so that the block values
+                -- the coordinator sends (simhash_block(sh, b, m) = v, or =
+                -- ANY) select packs through the index on v
                 EXECUTE pg_catalog.format(
                     'CREATE TABLE %1$I.%2$I (v pg_catalog.int8 NOT NULL, pack pg_catalog.bytea NOT NULL)',
                     nsp, t OPERATOR(pg_catalog.||) '_packs');
                 EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I (v)', nsp, t OPERATOR(pg_catalog.||) '_packs');
                 EXECUTE pg_catalog.format(
                     'CREATE VIEW %1$I.%2$I AS SELECT id, sh FROM %1$I.%3$I UNION ALL '
-                    'SELECT r.id, r.sh FROM %1$I.%4$I p '
-                    'CROSS JOIN LATERAL neardup_internal.simhash_pack_rows(p.pack) r '
-                    'WHERE p.v OPERATOR(pg_catalog.=) @extschema@.simhash_block(r.sh, %5$s, %6$s)',
+                    'SELECT r.id, neardup_internal.simhash_in_block(r.sh, p.v, %5$s, %6$s) FROM %1$I.%4$I p '
+                    'CROSS JOIN LATERAL neardup_internal.simhash_pack_rows(p.pack) r',
                     nsp, t, rows_table, t OPERATOR(pg_catalog.||) '_packs', b, blocks);
                 EXECUTE pg_catalog.format(
                     'CREATE RULE simhash_pack_insert AS ON INSERT TO %1$I.%2$I DO INSTEAD '
@@ -805,19 +805,13 @@ BEGIN
                               FROM ROWS FROM (pg_catalog.unnest(first_codes), pg_catalog.unnest(first_ids)) z(c, i)) y) x) u
             GROUP BY u.p, u.g
         LOOP
-            -- one block value as an equality, which a packed copy's view
-            -- carries to its index on v (section "packed copies")
             EXECUTE pg_catalog.format(
                 'WITH d AS (DELETE FROM %1$I.%2$I WHERE @extschema@.simhash_block(sh, %3$s, %4$s) '
-                'OPERATOR(pg_catalog.=) %5$s '
+                'OPERATOR(pg_catalog.=) ANY (%5$L::pg_catalog.int8[]) '
                 'AND sh OPERATOR(neardup_internal.=) ANY (%6$L::pg_catalog.int8[]) '
                 'AND (id OPERATOR(pg_catalog.+) 0) OPERATOR(pg_catalog.=) ANY (%7$L::pg_catalog.int8[]) RETURNING id) '
                 'SELECT $1 OPERATOR(pg_catalog.||) pg_catalog.array_agg(id) FROM d',
-                l.nsp, copy_b, b, l.blocks,
-                CASE WHEN pg_catalog.cardinality(chunk.vals) OPERATOR(pg_catalog.=) 1
-                     THEN pg_catalog.format('%s::pg_catalog.int8', chunk.vals[1])
-                     ELSE pg_catalog.format('ANY (%L::pg_catalog.int8[])', chunk.vals) END,
-                chunk.codes, chunk.chunk_ids)
+                l.nsp, copy_b, b, l.blocks, chunk.vals, chunk.codes, chunk.chunk_ids)
                 INTO got USING got;
         END LOOP;
         -- the ids copy b gave up fewer times than copy 1, and those copy 1
@@ -1152,6 +1146,28 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION neardup_internal.simhash_pack_remove(pg_catalog.bytea, pg_catalog.int8, @extschema@.simhash64)
     IS 'a packed copy''s pack without one row (id, fingerprint), or the pack itself if it holds none';
+
+CREATE FUNCTION neardup_internal.simhash_in_block(sh @extschema@.simhash64, v pg_catalog.int8,
+                                                  block pg_catalog.int4, blocks pg_catalog.int4)
+RETURNS @extschema@.simhash64
+AS 'MODULE_PATHNAME', 'simhash_in_block'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION neardup_internal.simhash_in_block(@extschema@.simhash64, pg_catalog.int8, pg_catalog.int4, pg_catalog.int4)
+    IS 'a packed row''s fingerprint, whose block is its pack''s value v (an error if it is not); simhash_block of it plans as v';
+
+-- simhash_block(simhash_in_block(sh, v, b, m), b, m) is planned as v
+-- (src/planner/block_support.c)
+CREATE FUNCTION neardup_internal.simhash_block_support(pg_catalog.internal)
+RETURNS pg_catalog.internal
+AS 'MODULE_PATHNAME', 'simhash_block_support'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION neardup_internal.simhash_block_support(pg_catalog.internal)
+    IS 'planner support: the block of a packed row is its pack''s value';
+
+ALTER FUNCTION @extschema@.simhash_block(@extschema@.simhash64, pg_catalog.int4, pg_catalog.int4)
+    SUPPORT neardup_internal.simhash_block_support;
 
 -- the INSTEAD OF DELETE trigger of a packed copy's view
 CREATE FUNCTION neardup_internal.simhash_pack_delete()

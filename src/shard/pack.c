@@ -24,6 +24,8 @@
 #include "utils/tuplestore.h"
 
 #include "pg_compat.h"
+#include "core/nd_permute.h"
+#include "type/hamming_ball.h"
 #include "type/simhash64.h"
 
 #define PACK_PAIR	(2 * sizeof(int64))
@@ -147,4 +149,34 @@ simhash_pack_remove(PG_FUNCTION_ARGS)
 	memcpy(VARDATA(out) + at * PACK_PAIR, pairs + (at + 1) * PACK_PAIR,
 		   (n - at - 1) * PACK_PAIR);
 	PG_RETURN_BYTEA_P(out);
+}
+
+/*
+ * simhash_in_block(sh simhash64, v int8, block int4, blocks int4) returns
+ * simhash64: sh, whose block `block` of `blocks` is v.  A packed copy's
+ * view gives its packed rows' codes through it, so that the planner may
+ * read simhash_block(sh, block, blocks) of those rows as their pack's v
+ * (simhash_block_support, planner/block_support.c): a query's block values,
+ * one or many, then select packs through the index on v.  A code that is
+ * not of v (a pack written wrong) is an error rather than a row that such
+ * a query would miss.
+ */
+PG_FUNCTION_INFO_V1(simhash_in_block);
+Datum
+simhash_in_block(PG_FUNCTION_ARGS)
+{
+	uint64		code = PG_GETARG_SIMHASH64(0);
+	int64		v = PG_GETARG_INT64(1);
+	int32		block = PG_GETARG_INT32(2);
+	int32		blocks = PG_GETARG_INT32(3);
+	nd_layout	layout;
+
+	nd_check_block_args(block, blocks);
+	nd_layout_init(&layout, blocks);
+	if ((int64) nd_block(&layout, block - 1, code) != v)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("fingerprint %016llx is not of block value " INT64_FORMAT " of block %d of %d",
+						(unsigned long long) code, v, block, blocks)));
+	PG_RETURN_SIMHASH64(code);
 }

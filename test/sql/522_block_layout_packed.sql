@@ -92,8 +92,16 @@ FROM (SELECT (SELECT count(*) FROM pk_b2_p0
                 AND s.sh <~> q.sh <= 3) AS expected
       FROM pk_src q WHERE q.part = 0 AND (q.id % 97 = 0 OR q.id > 200000)) t;
 
--- deletes, as simhash_layout_delete sends them (one block value: through
--- the index on v) and by id alone: a row in the packs, one of the recent
+-- a delete of many block values, as simhash_layout_delete sends it: the
+-- packs of those values, through the index on v
+EXPLAIN (COSTS OFF)
+DELETE FROM pk_b2_p0
+WHERE simhash_block(sh, 2, 4) = ANY ('{17767, 40}'::bigint[])
+  AND sh OPERATOR(neardup_internal.=) ANY ('{81985529216486895, 5}'::bigint[])
+  AND (id + 0) = ANY ('{200001, 7}'::bigint[]);
+
+-- deletes, as simhash_layout_delete sends them (through the index on v)
+-- and by id alone: a row in the packs, one of the recent
 -- rows, one of 250 identical codes, both rows of a code held twice, and an
 -- id that no row has; RETURNING reports the rows removed
 WITH d AS (DELETE FROM pk_b2_p0

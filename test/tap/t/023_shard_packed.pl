@@ -15,7 +15,10 @@
 #   - deletes through the coordinator (one id, many, ids in no copy, rows
 #     in packs and in recent tables) keep the copies consistent
 #     (simhash_layout_check), and a one-id delete reaches a packed copy as
-#     one statement that the shard answers through the index on v;
+#     one statement that the shard answers through the index on v, and a
+#     delete of many ids as statements of many block values, which select
+#     packs (by the index or a filter on v, as the shard's planner prices
+#     them) before any is read;
 use strict;
 use warnings;
 
@@ -145,11 +148,27 @@ note "one id's deletes on the packed copies:\n" . join "\n", @deletes;
 ok(@deletes == 3 && $by_index == 3,
 	'a one-id delete reaches each packed copy as one statement with the block value, which the shard answers through the index on v');
 
+%logpos = map { $_ => -s $shard{$_}->logfile } @names;
 c(  q{
 	CREATE TABLE gone AS SELECT id FROM fp_one WHERE id % 13 = 5 OR id > 100000 AND id % 3 = 0;
 	SELECT simhash_layout_delete('fp', ARRAY(SELECT id FROM gone) || ARRAY[-1, -2]::bigint[]);
 	DELETE FROM fp_one WHERE id IN (SELECT id FROM gone);
 });
+# each statement of many block values, on the shard that ran it
+my ($many, $many_by_index) = (0, 0);
+for my $s (@names)
+{
+	for my $d (slurp_file($shard{$s}->logfile, $logpos{$s}) =~
+		/(DELETE FROM public\.fp_b[2-4]_p[0-9]+ WHERE [^\n]*simhash_block\(sh, [2-4], 4\) = ANY \('\{[0-9]+,[0-9,]+\}'[^\n]*)/g)
+	{
+		$many++;
+		$many_by_index++
+		  if on($s, "EXPLAIN $d") =~
+		  /Scan (using fp_b[2-4]_p[0-9]+_packs_v_idx )?on fp_b[2-4]_p[0-9]+_packs p[^\n]*\n\s*(Index Cond|Filter): \(v = ANY /;
+	}
+}
+ok($many > 0 && $many_by_index == $many,
+	"a delete of many ids reaches each packed partition with its block values, which select its packs before they are read ($many_by_index of $many statements)");
 answers('after deletes of rows in packs and in the recent tables');
 $moved = 0;
 $moved += on($_, q{SELECT sum(moved) FROM simhash_shard_merge('fp')}) for @names;
