@@ -1222,4 +1222,162 @@ $$;
 COMMENT ON FUNCTION @extschema@.simhash_shard_merge(pg_catalog.text)
     IS 'on a shard: moves the recent rows of every packed partition of a block-sharded layout into packs';
 
+/*
+ * simhash_layout_move_partition as 0.3.1 made it, but for step 2's
+ * emptying of the old table: a packed copy's partition is a view on its
+ * shard, which TRUNCATE refuses (42809), and is emptied by a DELETE, row by
+ * row through its trigger.
+ */
+CREATE OR REPLACE PROCEDURE @extschema@.simhash_layout_move_partition(layout pg_catalog.regclass, block pg_catalog.int4,
+                                                           partition pg_catalog.int4, server pg_catalog.text,
+                                                           INOUT moved pg_catalog.int8 DEFAULT NULL)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    l record;
+    copy pg_catalog.text;
+    part pg_catalog.text;
+    old_part pg_catalog.text;
+    bound pg_catalog.text;
+    cur_server pg_catalog.text;
+    pending_server pg_catalog.text;
+    src record;
+    dst record;
+    rel_old pg_catalog.regclass;
+    rel_new pg_catalog.regclass;
+BEGIN
+    IF layout IS NULL OR block IS NULL OR partition IS NULL OR server IS NULL THEN
+        RAISE EXCEPTION '% must not be null',
+            CASE WHEN layout IS NULL THEN 'layout' WHEN block IS NULL THEN 'block'
+                 WHEN partition IS NULL THEN 'partition' ELSE 'server' END
+            USING ERRCODE = '22004';
+    END IF;
+    -- each step commits on its own: refused at once (2D000) inside a
+    -- transaction block, before anything is done
+    COMMIT;
+    l := neardup_internal.simhash_layout_parts(layout);
+    IF block OPERATOR(pg_catalog.<) 1 OR block OPERATOR(pg_catalog.>) l.blocks THEN
+        RAISE EXCEPTION 'block must be between 1 and %', l.blocks USING ERRCODE = '22023';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_foreign_server s WHERE s.srvname OPERATOR(pg_catalog.=) server) THEN
+        RAISE EXCEPTION 'server "%" does not exist', server USING ERRCODE = '42704';
+    END IF;
+    copy := pg_catalog.format('%I.%I', l.nsp, l.name OPERATOR(pg_catalog.||) '_b' OPERATOR(pg_catalog.||) block);
+    part := pg_catalog.format('%s_b%s_p%s', l.name, block, partition);
+    old_part := part OPERATOR(pg_catalog.||) '_moved_from';
+    PERFORM neardup_internal.simhash_layout_name(l.name, pg_catalog.format('_b%s_p%s_moved_from', block, partition));
+
+    -- step 1: copy and switch
+    EXECUTE pg_catalog.format('LOCK TABLE %s IN EXCLUSIVE MODE', copy);
+    -- read after the lock: a concurrent move of this partition has committed
+    SELECT pg_catalog.pg_get_expr(c.relpartbound, c.oid), s.srvname::pg_catalog.text
+    INTO bound, cur_server
+    FROM pg_catalog.pg_class c
+    JOIN pg_catalog.pg_foreign_table f ON f.ftrelid OPERATOR(pg_catalog.=) c.oid
+    JOIN pg_catalog.pg_foreign_server s ON s.oid OPERATOR(pg_catalog.=) f.ftserver
+    JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace
+    WHERE ns.nspname OPERATOR(pg_catalog.=) l.nsp AND c.relname OPERATOR(pg_catalog.=) part
+      AND c.relispartition;
+    IF bound IS NULL THEN
+        RAISE EXCEPTION 'layout "%" has no partition % of block %', layout, partition, block
+            USING ERRCODE = '22023';
+    END IF;
+    SELECT s.srvname::pg_catalog.text INTO pending_server
+    FROM pg_catalog.pg_class c
+    JOIN pg_catalog.pg_foreign_table f ON f.ftrelid OPERATOR(pg_catalog.=) c.oid
+    JOIN pg_catalog.pg_foreign_server s ON s.oid OPERATOR(pg_catalog.=) f.ftserver
+    JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace
+    WHERE ns.nspname OPERATOR(pg_catalog.=) l.nsp AND c.relname OPERATOR(pg_catalog.=) old_part;
+    IF pending_server IS NOT NULL AND cur_server OPERATOR(pg_catalog.<>) server THEN
+        RAISE EXCEPTION 'partition % of block % of layout "%" is being moved to server "%"',
+            partition, block, layout, cur_server
+            USING ERRCODE = '55000',
+                  HINT = pg_catalog.format('Finish that move first: CALL simhash_layout_move_partition(%L, %s, %s, %L).',
+                                           layout::pg_catalog.text, block, partition, cur_server);
+    END IF;
+    IF pending_server IS NULL THEN
+        IF cur_server OPERATOR(pg_catalog.=) server THEN
+            moved := 0;
+            RETURN;
+        END IF;
+        EXECUTE pg_catalog.format(
+            'CREATE FOREIGN TABLE %1$I.%2$I (id pg_catalog.int8 NOT NULL, sh @extschema@.simhash64 NOT NULL) '
+            'SERVER %3$I OPTIONS (schema_name %4$L, table_name %5$L)',
+            l.nsp, part OPERATOR(pg_catalog.||) '_moving', server, l.nsp, part);
+        rel_old := pg_catalog.format('%I.%I', l.nsp, part)::pg_catalog.regclass;
+        rel_new := pg_catalog.format('%I.%I', l.nsp, part OPERATOR(pg_catalog.||) '_moving')::pg_catalog.regclass;
+        src := neardup_internal.simhash_layout_digest(ARRAY[rel_old]);
+        dst := neardup_internal.simhash_layout_digest(ARRAY[rel_new]);
+        IF dst.row_count OPERATOR(pg_catalog.>) 0 AND dst IS DISTINCT FROM src THEN
+            RAISE EXCEPTION 'table %.% on server "%" is not empty', l.nsp, part, server
+                USING ERRCODE = '55000',
+                      DETAIL = 'It holds other rows than the partition on server "' OPERATOR(pg_catalog.||) cur_server OPERATOR(pg_catalog.||) '".',
+                      HINT = 'Empty it on the shard first.';
+        END IF;
+        IF dst.row_count OPERATOR(pg_catalog.=) 0 AND src.row_count OPERATOR(pg_catalog.>) 0 THEN
+            EXECUTE pg_catalog.format('INSERT INTO %s SELECT id, sh FROM %s', rel_new, rel_old);
+            dst := neardup_internal.simhash_layout_digest(ARRAY[rel_new]);
+            IF dst IS DISTINCT FROM src THEN
+                RAISE EXCEPTION 'the copy of %.% on server "%" differs from its rows on server "%"',
+                    l.nsp, part, server, cur_server
+                    USING ERRCODE = '55000',
+                          DETAIL = pg_catalog.format('%s rows copied of %s.', dst.row_count, src.row_count),
+                          HINT = 'A trigger or rule on the shard''s table may have changed them; nothing was moved.';
+            END IF;
+        END IF;
+        moved := src.row_count;
+        EXECUTE pg_catalog.format('ALTER TABLE %s DETACH PARTITION %s', copy, rel_old);
+        EXECUTE pg_catalog.format('ALTER FOREIGN TABLE %s RENAME TO %I', rel_old, old_part);
+        EXECUTE pg_catalog.format('ALTER FOREIGN TABLE %s RENAME TO %I', rel_new, part);
+        -- no writes to the copy between the steps: step 2 compares the tables
+        EXECUTE pg_catalog.format('ALTER FOREIGN TABLE %I.%I OPTIONS (ADD updatable %L)', l.nsp, part, 'false');
+        EXECUTE pg_catalog.format('ALTER TABLE %s ATTACH PARTITION %I.%I %s', copy, l.nsp, part, bound);
+        -- the cluster view's partition follows
+        SELECT pg_catalog.pg_get_expr(c.relpartbound, c.oid) INTO bound
+        FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace
+        WHERE ns.nspname OPERATOR(pg_catalog.=) l.nsp
+          AND c.relname OPERATOR(pg_catalog.=) (part OPERATOR(pg_catalog.||) '_clusters');
+        EXECUTE pg_catalog.format('DROP FOREIGN TABLE %I.%I', l.nsp, part OPERATOR(pg_catalog.||) '_clusters');
+        EXECUTE pg_catalog.format(
+            'CREATE FOREIGN TABLE %1$I.%2$I PARTITION OF %1$I.%3$I %4$s SERVER %5$I '
+            'OPTIONS (schema_name %6$L, table_name %7$L)',
+            l.nsp, part OPERATOR(pg_catalog.||) '_clusters', l.name OPERATOR(pg_catalog.||) '_clusters',
+            bound, server, l.nsp, part OPERATOR(pg_catalog.||) '_clusters');
+        -- the target's rows commit (postgres_fdw, before the coordinator)
+        -- with the switch, or neither does
+        COMMIT;
+        EXECUTE pg_catalog.format('LOCK TABLE %s IN EXCLUSIVE MODE', copy);
+    END IF;
+
+    -- step 2: verify, then empty the old table
+    rel_old := pg_catalog.format('%I.%I', l.nsp, old_part)::pg_catalog.regclass;
+    rel_new := pg_catalog.format('%I.%I', l.nsp, part)::pg_catalog.regclass;
+    src := neardup_internal.simhash_layout_digest(ARRAY[rel_old]);
+    dst := neardup_internal.simhash_layout_digest(ARRAY[rel_new]);
+    IF src.row_count OPERATOR(pg_catalog.>) 0 THEN
+        IF dst IS DISTINCT FROM src THEN
+            RAISE EXCEPTION 'partition %.% on server "%" differs from its old table on server "%"',
+                l.nsp, part, server, (SELECT s.srvname FROM pg_catalog.pg_foreign_table f
+                                     JOIN pg_catalog.pg_foreign_server s ON s.oid OPERATOR(pg_catalog.=) f.ftserver
+                                     WHERE f.ftrelid OPERATOR(pg_catalog.=) rel_old)
+                USING ERRCODE = '55000',
+                      DETAIL = pg_catalog.format('%s rows there, %s in the old table, which is left as it is; the copy refuses writes.',
+                                                 dst.row_count, src.row_count),
+                      HINT = pg_catalog.format('Compare them (the old table is the foreign table %s); when the new one is right, empty the old one on its shard and CALL this again.',
+                                               rel_old);
+        END IF;
+        BEGIN
+            EXECUTE pg_catalog.format('TRUNCATE %s', rel_old);
+        EXCEPTION WHEN wrong_object_type THEN
+            -- a packed copy's partition is a view on its shard, which
+            -- TRUNCATE refuses: its rows go one by one, by its trigger
+            EXECUTE pg_catalog.format('DELETE FROM %s', rel_old);
+        END;
+    END IF;
+    moved := COALESCE(moved, dst.row_count);
+    EXECUTE pg_catalog.format('DROP FOREIGN TABLE %s', rel_old);
+    EXECUTE pg_catalog.format('ALTER FOREIGN TABLE %s OPTIONS (DROP updatable)', rel_new);
+END
+$$;
+
 -- ===== end section: packed copies =====

@@ -12,6 +12,8 @@
 #     recent tables beside the packs;
 #   - a radius-3 query reaches a packed copy as the block ball and the
 #     block's value, which the shard answers through the index on v;
+#   - a packed partition moved to the other shard (its old view emptied
+#     row by row: TRUNCATE refuses a view) keeps every answer;
 #   - deletes through the coordinator (one id, many, ids in no copy, rows
 #     in packs and in recent tables) keep the copies consistent
 #     (simhash_layout_check), and a one-id delete reaches a packed copy as
@@ -176,5 +178,16 @@ $moved += on($_, q{SELECT sum(moved) FROM simhash_shard_merge('fp')}) for @names
 $want = c('SELECT count(*) FROM fp_one');
 ok($recent == 0 && $packed == 3 * $want, "merged again: $packed rows packed for $want");
 answers('after the second merge');
+
+# --- a packed partition moves to the other shard ---
+my $from = nd_server_of($coord, 'fp_b2_p1');
+my $to = $from eq 's1' ? 's2' : 's1';
+my $rows_p1 = c('SELECT count(*) FROM fp_b2_p1');
+my $moved_rows = c("CALL simhash_layout_move_partition('fp', 2, 1, '$to')");
+my $left = on($from, 'SELECT (SELECT count(*) FROM fp_b2_p1_recent) + (SELECT count(*) FROM fp_b2_p1_packs)');
+my $there = on($to, 'SELECT count(*) FROM fp_b2_p1');
+ok($moved_rows == $rows_p1 && $there == $rows_p1 && $left == 0 && nd_server_of($coord, 'fp_b2_p1') eq $to,
+	"simhash_layout_move_partition moves a packed partition ($moved_rows rows to $to) and empties the old one ($left left)");
+answers('after the move');
 
 done_testing();
