@@ -598,14 +598,18 @@ ALTER OPERATOR FAMILY @extschema@.simhash64_gin_ops USING gin ADD
  *
  * packed => true keeps copies b > 1 as packs (section "packed copies",
  * below): one row of up to 100 rows of one block value, in place of a heap
- * row each.
+ * row each.  far_searches => false gives copy 1 too the one table of its
+ * block (only_block = 1): a quarter of its index, for radius searches from
+ * `blocks` bits up and nearest neighbours beyond blocks - 1 bits that stay
+ * exact and get slower (doc/index-hamming.md, only_block).
  */
 DROP FUNCTION @extschema@.simhash_shard_create(pg_catalog.text, pg_catalog.int4, pg_catalog.int4, pg_catalog.int4);
 CREATE FUNCTION @extschema@.simhash_shard_create(layout pg_catalog.text,
                                                  blocks pg_catalog.int4 DEFAULT 4,
                                                  partitions pg_catalog.int4 DEFAULT 16,
                                                  exclude_within pg_catalog.int4 DEFAULT NULL,
-                                                 packed pg_catalog.bool DEFAULT false)
+                                                 packed pg_catalog.bool DEFAULT false,
+                                                 far_searches pg_catalog.bool DEFAULT true)
 RETURNS pg_catalog.int4
 LANGUAGE plpgsql VOLATILE
 AS $$
@@ -615,10 +619,11 @@ DECLARE
     rows_table pg_catalog.text;
     made pg_catalog.int4 := 0;
 BEGIN
-    IF layout IS NULL OR blocks IS NULL OR partitions IS NULL OR packed IS NULL THEN
+    IF layout IS NULL OR blocks IS NULL OR partitions IS NULL OR packed IS NULL OR far_searches IS NULL THEN
         RAISE EXCEPTION '% must not be null',
             CASE WHEN layout IS NULL THEN 'layout' WHEN blocks IS NULL THEN 'blocks'
-                 WHEN partitions IS NULL THEN 'partitions' ELSE 'packed' END
+                 WHEN partitions IS NULL THEN 'partitions' WHEN packed IS NULL THEN 'packed'
+                 ELSE 'far_searches' END
             USING ERRCODE = '22004';
     END IF;
     PERFORM @extschema@.simhash_layout_check_args(blocks, partitions);
@@ -631,6 +636,14 @@ BEGIN
         RAISE EXCEPTION 'a packed layout cannot keep the near-duplicate constraint'
             USING ERRCODE = '22023',
                   DETAIL = 'The constraint needs each copy''s rows in a table of their own.';
+    END IF;
+    IF NOT far_searches AND (exclude_within IS NOT NULL OR blocks OPERATOR(pg_catalog.<) 3
+                             OR blocks OPERATOR(pg_catalog.>) 8) THEN
+        RAISE EXCEPTION 'far_searches => false needs a hamming index of 3 to 8 blocks on copy 1'
+            USING ERRCODE = '22023',
+                  DETAIL = CASE WHEN exclude_within IS NOT NULL
+                                THEN 'With exclude_within, each copy keeps the index of its constraint.'
+                                ELSE pg_catalog.format('A hamming index keeps one table of its blocks for 3 to 8 blocks, not %s.', blocks) END;
     END IF;
     IF nsp IS NULL THEN
         RAISE EXCEPTION 'no schema has been selected to create in' USING ERRCODE = '3F000';
@@ -654,10 +667,12 @@ BEGIN
                 EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I USING hamming (sh)', nsp, rows_table);
             ELSIF exclude_within IS NULL THEN
                 -- copy 1 serves every search (radius from blocks up,
-                -- nearest neighbours); copy b only block balls of block b
+                -- nearest neighbours), unless far_searches is off; copy b
+                -- only block balls of block b
                 EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I USING hamming (sh) WITH (blocks = %3$s%4$s)',
                     nsp, rows_table, blocks,
-                    CASE WHEN b OPERATOR(pg_catalog.>) 1 THEN ', only_block = ' OPERATOR(pg_catalog.||) b ELSE '' END);
+                    CASE WHEN b OPERATOR(pg_catalog.>) 1 OR NOT far_searches
+                         THEN ', only_block = ' OPERATOR(pg_catalog.||) b ELSE '' END);
             ELSE
                 -- its index serves the radius searches too (radius_index.c)
                 EXECUTE pg_catalog.format(
@@ -713,8 +728,8 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION @extschema@.simhash_shard_create(pg_catalog.text, pg_catalog.int4, pg_catalog.int4, pg_catalog.int4, pg_catalog.bool)
-    IS 'on a shard: the tables (with a hamming index, or the near-duplicate constraint at exclude_within bits; copies 2 and up as packs when packed) and cluster views of every partition of a block-sharded layout';
+COMMENT ON FUNCTION @extschema@.simhash_shard_create(pg_catalog.text, pg_catalog.int4, pg_catalog.int4, pg_catalog.int4, pg_catalog.bool, pg_catalog.bool)
+    IS 'on a shard: the tables (with a hamming index, or the near-duplicate constraint at exclude_within bits; copies 2 and up as packs when packed; copy 1''s index of its own block''s table only without far_searches) and cluster views of every partition of a block-sharded layout';
 
 /*
  * Deletes start at copy 1, by its primary key, and take the codes of the

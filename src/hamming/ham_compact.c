@@ -57,9 +57,10 @@ ham_compact_wanted(Relation index, const HamSnapshot *snap)
  * its pages; the tiers, which read live counts, may not reach it for a long
  * time (a run of the oldest tier only when the whole index is compacted).
  * A run whose live entries would fill less than HAM_SPARSE_FILL of its data
- * pages is rewritten alone, once that frees HAM_SPARSE_MIN_PAGES or more:
- * under steady churn the runs hold at most a third more pages than their
- * entries need.
+ * pages is rewritten alone, once that frees HAM_SPARSE_MIN_PAGES or more
+ * (or it has no live entry left: a table emptied by a move or a packed
+ * copy's merge): under steady churn the runs hold at most a third more
+ * pages than their entries need.
  *
  * A compaction writes its run while the runs it replaces are still read,
  * so the index grows to hold both; their pages are recycled later, and new
@@ -96,7 +97,7 @@ ham_rewrite_pick(Relation index, const HamSnapshot *snap, bool may_relocate, boo
 {
 	int			sparse = -1,
 				last = -1;
-	double		most = HAM_SPARSE_MIN_PAGES - 1;
+	double		most = 0;
 	int64		used = ham_meta_list_pages(snap),
 				last_pages = 0;
 	BlockNumber nblocks;
@@ -115,7 +116,9 @@ ham_rewrite_pick(Relation index, const HamSnapshot *snap, bool may_relocate, boo
 		pfree(dir.header);
 		used += pages;
 		needed = ceil((double) snap->runs[r].nentries / HAM_PAGE_CAPACITY) * dir.layout.nblocks;
-		if (needed < data * HAM_SPARSE_FILL && data - needed > most)
+		/* a run with no live entry left goes however small it is */
+		if (needed < data * HAM_SPARSE_FILL && data - needed > most &&
+			(data - needed >= HAM_SPARSE_MIN_PAGES || snap->runs[r].nentries == 0))
 		{
 			most = data - needed;
 			sparse = r;

@@ -43,7 +43,7 @@ INSERT INTO rl_calls VALUES
      $$SELECT count(*) FROM simhash_pairs_since('rl', 'id', 'sh', 40, %s)$$),
     ('simhash_clusters_update(regclass,regclass,name,name,bigint,integer,bigint[])', 15,
      $$SELECT count(*) FROM simhash_clusters_update('rl_state', 'rl', 'id', 'sh', NULL, %s)$$),
-    ('simhash_shard_create(text,integer,integer,integer)', 3,
+    ('simhash_shard_create(text,integer,integer,integer,boolean,boolean)', 3,
      $$SELECT simhash_shard_create('rl_s' || abs(%1$s), 4, 1, exclude_within => %1$s)$$),
     -- a comparison, not a search: true or false for any radius, as the
     -- `a <~> b <= radius` that the planner rewrites into it

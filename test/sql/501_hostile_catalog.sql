@@ -92,6 +92,7 @@ SELECT CASE
     WHEN arg = 'server' THEN '''nosuch'''
     WHEN arg = 'suffix' THEN '''_x'''
     WHEN arg = 'packed' THEN 'false'
+    WHEN arg = 'far_searches' THEN 'true'
     WHEN arg IN ('blocks') THEN '4'
     WHEN arg IN ('block', 'key_index') THEN '1'
     WHEN arg IN ('partition', 'since', 'seed', 'exclude_within') THEN '0'

@@ -123,8 +123,41 @@ SELECT count(*) AS empty_packs FROM pk_b2_p0_packs WHERE octet_length(pack) = 0;
 -- the cluster view reads the packed rows
 SELECT ids FROM pk_b2_p0_clusters;
 
+-- far_searches => false: copy 1's index keeps the table of its own block
+SET client_min_messages = warning;
+SELECT simhash_shard_create('pf', 4, 1, packed => true, far_searches => false);
+RESET client_min_messages;
+SELECT c.relname, c.reloptions FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+WHERE i.indrelid IN ('pf_b1_p0'::regclass, 'pf_b2_p0_recent'::regclass) AND c.relam = (SELECT oid FROM pg_am WHERE amname = 'hamming')
+ORDER BY 1;
+-- its radius searches past the blocks stay exact: rows 4 to 7 bits from
+-- ten query codes (a bit flipped in each block, then more), against a
+-- count of bits
+CREATE TABLE pf_rows AS SELECT id, sh FROM pk_src WHERE id <= 3000;
+INSERT INTO pf_rows
+SELECT 900000 + q.id * 10 + d, (q.sh::bigint # m.mask)::simhash64
+FROM pk_src q,
+     (VALUES (4, (1::bigint << 60) | (1::bigint << 40) | (1::bigint << 20) | 1::bigint),
+             (5, (1::bigint << 60) | (1::bigint << 40) | (1::bigint << 20) | 3::bigint),
+             (6, (1::bigint << 61) | (1::bigint << 60) | (1::bigint << 40) | (1::bigint << 20) | 3::bigint),
+             (7, (1::bigint << 61) | (1::bigint << 60) | (1::bigint << 41) | (1::bigint << 40) | (1::bigint << 20) | 3::bigint)) m(d, mask)
+WHERE q.id <= 3000 AND q.id % 300 = 0;
+INSERT INTO pf_b1_p0 SELECT id, sh FROM pf_rows;
+SET enable_seqscan = off;
+WITH found AS (SELECT q.id AS q, t.id FROM pk_src q, pf_b1_p0 t
+               WHERE q.id <= 3000 AND q.id % 300 = 0 AND t.sh <~> q.sh <= 6),
+     truth AS (SELECT q.id AS q, t.id FROM pk_src q, pf_rows t
+               WHERE q.id <= 3000 AND q.id % 300 = 0
+                 AND bit_count((t.sh::bigint # q.sh::bigint)::bit(64)) <= 6)
+SELECT (SELECT count(*) FROM found) AS found,
+       (SELECT count(*) FROM ((TABLE found EXCEPT ALL TABLE truth) UNION ALL (TABLE truth EXCEPT ALL TABLE found)) d) AS differing;
+RESET enable_seqscan;
+
 -- what a packed copy refuses
 \set VERBOSITY terse
+SELECT simhash_shard_create('pkx', 4, 2, exclude_within => 2, far_searches => false);
+SELECT simhash_shard_create('pkx', 2, 2, far_searches => false);
+SELECT simhash_shard_create('pkx', 4, 2, far_searches => NULL);
 UPDATE pk_b2_p0 SET id = id + 1 WHERE id = 40;
 SELECT simhash_shard_create('pkx', 4, 2, exclude_within => 2, packed => true);
 SELECT simhash_shard_create('pkx', 4, 2, packed => NULL);
@@ -140,5 +173,5 @@ CREATE TRIGGER t AFTER INSERT ON pk_t FOR EACH ROW EXECUTE FUNCTION neardup_inte
 INSERT INTO pk_t VALUES (1, '0000000000000000');
 \set VERBOSITY default
 
-DROP TABLE pk_t, pk_src;
+DROP TABLE pk_t, pk_src, pf_rows;
 DROP FUNCTION pk_part(simhash64, int), pk_diff(bigint[]);
