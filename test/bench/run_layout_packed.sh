@@ -122,7 +122,7 @@ BEGIN
     END LOOP;
     FOR r IN SELECT * FROM qcodes ORDER BY k LOOP
         -- the layouts in turn, the first one changing from code to code
-        FOR l IN SELECT layouts.l FROM layouts ORDER BY (hashint4(r.k) # hashtext(layouts.l)) LOOP
+        FOR l IN SELECT layouts.l FROM layouts ORDER BY (hashint8(r.k) # hashtext(layouts.l)) LOOP
             s := clock_timestamp();
             SELECT count(*), md5(string_agg(id::text, ',' ORDER BY id)) INTO n, dg
             FROM simhash_layout_within(l::regclass, r.sh, 3);
@@ -174,7 +174,7 @@ DECLARE
     l text;
 BEGIN
     FOR r IN SELECT * FROM del_ids ORDER BY k LOOP
-        FOR l IN SELECT layouts.l FROM layouts ORDER BY (hashint4(r.k) # hashtext(layouts.l)) LOOP
+        FOR l IN SELECT layouts.l FROM layouts ORDER BY (hashint8(r.k) # hashtext(layouts.l)) LOOP
             s := clock_timestamp();
             d := simhash_layout_delete(l::regclass, r.ids);
             INSERT INTO del_res VALUES (l, r.n, extract(epoch FROM clock_timestamp() - s) * 1000, d);

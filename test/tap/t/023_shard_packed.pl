@@ -12,6 +12,9 @@
 #     recent tables beside the packs;
 #   - a radius-3 query reaches a packed copy as the block ball and the
 #     block's value, which the shard answers through the index on v;
+#   - merges beside writers: an open insert through the coordinator is
+#     neither waited for nor taken; an open delete of packed rows is
+#     waited for; nothing is lost either way;
 #   - a packed partition moved to the other shard (its old view emptied
 #     row by row: TRUNCATE refuses a view) keeps every answer;
 #   - deletes through the coordinator (one id, many, ids in no copy, rows
@@ -27,6 +30,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 use NeardupTAP;
 use NeardupShards;
 
@@ -178,6 +182,55 @@ $moved += on($_, q{SELECT sum(moved) FROM simhash_shard_merge('fp')}) for @names
 $want = c('SELECT count(*) FROM fp_one');
 ok($recent == 0 && $packed == 3 * $want, "merged again: $packed rows packed for $want");
 answers('after the second merge');
+
+# --- merges beside writers ---
+# A transaction inserting through the coordinator, still open while both
+# shards merge: the merges neither wait for it nor take its rows, which
+# are there once it commits.
+my $writer = $coord->background_psql('postgres');
+$writer->query_safe(
+	q{BEGIN;
+	INSERT INTO fp_one SELECT 200000 + id, (sh::bigint # 6)::simhash64 FROM fp_one WHERE id % 40 = 7 AND id < 100000;
+	SELECT simhash_layout_insert('fp', 'SELECT id, sh FROM fp_one WHERE id > 200000');});
+my $merged_beside = 0;
+$merged_beside += on($_, q{SELECT sum(moved) FROM simhash_shard_merge('fp')}) for @names;
+$writer->query_safe('COMMIT');
+$writer->quit;
+($recent, $packed) = stored();
+$want = c('SELECT count(*) FROM fp_one');
+my $new_rows = c('SELECT count(*) FROM fp_one WHERE id > 200000');
+ok($merged_beside == 0 && $recent == 3 * $new_rows && $recent + $packed == 3 * $want,
+	"merges beside an open insert: nothing of it moved ($merged_beside), its $new_rows rows in every copy once it commits");
+answers('after an insert that merges did not wait for');
+
+# A delete through the coordinator, still open, holds rows of packs: a
+# merge on the shard waits for it, then packs the recent rows.
+my $deleter = $coord->background_psql('postgres');
+$deleter->query_safe(
+	q{BEGIN;
+	SELECT simhash_layout_delete('fp', ARRAY(SELECT id FROM fp_one WHERE id % 29 = 4 AND id < 100000));
+	DELETE FROM fp_one WHERE id % 29 = 4 AND id < 100000;});
+my $merger = $shard{s1}->background_psql('postgres');
+$merger->query_until(qr/merging/, q{\echo merging
+	SELECT sum(moved) FROM simhash_shard_merge('fp');
+});
+my $merge_waits = 0;
+for (my $i = 0; !$merge_waits && $i < 10 * $PostgreSQL::Test::Utils::timeout_default; $i++)
+{
+	usleep(100_000);
+	$merge_waits = on('s1',
+		q{SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%simhash_shard_merge%'});
+}
+$deleter->query_safe('COMMIT');
+$deleter->quit;
+$merger->query_safe('SELECT 1');
+$merger->quit;
+on('s2', q{SELECT sum(moved) FROM simhash_shard_merge('fp')});
+($recent, $packed) = stored();
+$want = c('SELECT count(*) FROM fp_one');
+ok($merge_waits && $recent == 0 && $packed == 3 * $want,
+	"a merge waits for an open delete of packed rows, then packs what is left ($packed rows for $want)");
+answers('after a delete that a merge waited for');
 
 # --- a packed partition moves to the other shard ---
 my $from = nd_server_of($coord, 'fp_b2_p1');
