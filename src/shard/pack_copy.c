@@ -34,6 +34,7 @@
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/varlena.h"
 
 #include "core/nd_permute.h"
 #include "shared/extension_catalog.h"
@@ -46,11 +47,24 @@
 /* what a packed copy's trigger says of it */
 typedef struct PackCopy
 {
-	char	   *recent;			/* qualified, quoted */
+	char	   *recent;			/* qualified and quoted, from its OID */
 	char	   *packs;
 	int			block;
 	int			blocks;
 } PackCopy;
+
+/*
+ * A table the trigger names, looked up and quoted again: the SQL below is
+ * written with it, so that a name is never text spliced in as given.
+ */
+static char *
+pack_table(const char *name)
+{
+	Oid			relid = RangeVarGetRelid(makeRangeVarFromNameList(textToQualifiedNameList(cstring_to_text(name))),
+										 NoLock, false);
+
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), get_rel_name(relid));
+}
 
 static void
 pack_copy_from_args(PackCopy *pc, int nargs, char **args, const char *view)
@@ -60,8 +74,8 @@ pack_copy_from_args(PackCopy *pc, int nargs, char **args, const char *view)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the packed copy trigger of \"%s\" must have 4 arguments, not %d", view, nargs),
 				 errhint("simhash_shard_create() makes it.")));
-	pc->recent = args[0];
-	pc->packs = args[1];
+	pc->recent = pack_table(args[0]);
+	pc->packs = pack_table(args[1]);
 	pc->block = pg_strtoint32(args[2]);
 	pc->blocks = pg_strtoint32(args[3]);
 	nd_check_block_args(pc->block, pc->blocks);
@@ -254,8 +268,6 @@ simhash_pack_merge(PG_FUNCTION_ARGS)
 						RelationGetRelationName(view)),
 				 errhint("simhash_shard_create(..., packed => true) makes them.")));
 	pack_copy_from_args(&pc, tg->tgnargs, tg->tgargs, RelationGetRelationName(view));
-	pc.recent = pstrdup(pc.recent);
-	pc.packs = pstrdup(pc.packs);
 	relation_close(view, AccessShareLock);
 	ext = quote_identifier(get_namespace_name(nd_catalog()->namespace));
 

@@ -171,7 +171,20 @@ SELECT neardup_internal.simhash_pack_remove(neardup_internal.simhash_pack_row(1,
 CREATE TABLE pk_t (id int8, sh simhash64);
 CREATE TRIGGER t AFTER INSERT ON pk_t FOR EACH ROW EXECUTE FUNCTION neardup_internal.simhash_pack_delete('a', 'b', '2', '4');
 INSERT INTO pk_t VALUES (1, '0000000000000000');
+-- a trigger whose tables do not exist: their names are looked up, never
+-- written into its SQL as given
+DROP TRIGGER t ON pk_t;
+INSERT INTO pk_t VALUES (1, '0000000000000000');
+CREATE VIEW pk_v AS SELECT id, sh FROM pk_t;
+CREATE TRIGGER t INSTEAD OF DELETE ON pk_v FOR EACH ROW
+    EXECUTE FUNCTION neardup_internal.simhash_pack_delete('pk_t; DROP TABLE pk_src', 'pk_t', '2', '4');
+DELETE FROM pk_v;
+CREATE OR REPLACE TRIGGER t INSTEAD OF DELETE ON pk_v FOR EACH ROW
+    EXECUTE FUNCTION neardup_internal.simhash_pack_delete('no_such_table', 'pk_t', '2', '4');
+DELETE FROM pk_v;
+SELECT count(*) > 0 AS pk_src_kept FROM pk_src;
 \set VERBOSITY default
 
+DROP VIEW pk_v;
 DROP TABLE pk_t, pk_src, pf_rows;
 DROP FUNCTION pk_part(simhash64, int), pk_diff(bigint[]);
