@@ -85,6 +85,8 @@ pack_copy_from_args(PackCopy *pc, int nargs, char **args, const char *view)
 typedef struct PackPlans
 {
 	Oid			tgoid;			/* key */
+	int			block;			/* of its arguments */
+	int			blocks;
 	SPIPlanPtr	delete_recent;
 	SPIPlanPtr	shrink_pack;
 	SPIPlanPtr	delete_pack;
@@ -104,7 +106,7 @@ keep_plan(const char *sql, int nargs, Oid *types)
 }
 
 static PackPlans *
-plans_for(Trigger *tg, const PackCopy *pc)
+plans_for(Trigger *tg, Relation view)
 {
 	PackPlans  *pp;
 	bool		found;
@@ -117,14 +119,21 @@ plans_for(Trigger *tg, const PackCopy *pc)
 		ctl.entrysize = sizeof(PackPlans);
 		pack_plans = hash_create("neardup pack plans", 16, &ctl, HASH_ELEM | HASH_BLOBS);
 	}
-	pp = hash_search(pack_plans, &tg->tgoid, HASH_ENTER, &found);
+	pp = hash_search(pack_plans, &tg->tgoid, HASH_FIND, &found);
 	if (!found)
 	{
+		PackCopy	copy;
+		PackCopy   *pc = &copy;
 		const NdCatalog *cat = nd_catalog();
 		const char *ext = quote_identifier(get_namespace_name(cat->namespace));
 		Oid			types[3] = {INT8OID, cat->simhash64_type, INT8OID};
 		Oid			tid[1] = {TIDOID};
 
+		/* its arguments checked, its tables found, before it is cached */
+		pack_copy_from_args(pc, tg->tgnargs, tg->tgargs, RelationGetRelationName(view));
+		pp = hash_search(pack_plans, &tg->tgoid, HASH_ENTER, &found);
+		pp->block = pc->block;
+		pp->blocks = pc->blocks;
 		pp->delete_recent = pp->shrink_pack = pp->delete_pack = NULL;
 		PG_TRY();
 		{
@@ -169,7 +178,6 @@ Datum
 simhash_pack_delete(PG_FUNCTION_ARGS)
 {
 	TriggerData *td = (TriggerData *) fcinfo->context;
-	PackCopy	pc;
 	PackPlans  *pp;
 	nd_layout	layout;
 	HeapTuple	old;
@@ -183,8 +191,6 @@ simhash_pack_delete(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("simhash_pack_delete() must be an INSTEAD OF DELETE trigger for each row")));
-	pack_copy_from_args(&pc, td->tg_trigger->tgnargs, td->tg_trigger->tgargs,
-						RelationGetRelationName(td->tg_relation));
 	old = td->tg_trigtuple;
 	args[0] = heap_getattr(old, 1, RelationGetDescr(td->tg_relation), &isnull);
 	if (isnull)
@@ -193,18 +199,18 @@ simhash_pack_delete(PG_FUNCTION_ARGS)
 	if (isnull)
 		PG_RETURN_POINTER(NULL);
 	code = DatumGetSimhash64(args[1]);
-	nd_layout_init(&layout, pc.blocks);
-	args[2] = Int64GetDatum((int64) nd_block(&layout, pc.block - 1, code));
 
 	SPI_connect();
-	pp = plans_for(td->tg_trigger, &pc);
+	pp = plans_for(td->tg_trigger, td->tg_relation);
+	nd_layout_init(&layout, pp->blocks);
+	args[2] = Int64GetDatum((int64) nd_block(&layout, pp->block - 1, code));
 	if (SPI_execute_plan(pp->delete_recent, args, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not delete from %s", pc.recent);
+		elog(ERROR, "could not delete a recent row of \"%s\"", RelationGetRelationName(td->tg_relation));
 	removed = SPI_processed > 0;
 	if (!removed)
 	{
 		if (SPI_execute_plan(pp->shrink_pack, args, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
-			elog(ERROR, "could not update %s", pc.packs);
+			elog(ERROR, "could not update a pack of \"%s\"", RelationGetRelationName(td->tg_relation));
 		removed = SPI_processed > 0;
 		if (removed &&
 			DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)) == 0)
@@ -212,7 +218,7 @@ simhash_pack_delete(PG_FUNCTION_ARGS)
 			Datum		tid = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 
 			if (SPI_execute_plan(pp->delete_pack, &tid, NULL, false, 0) != SPI_OK_DELETE)
-				elog(ERROR, "could not delete from %s", pc.packs);
+				elog(ERROR, "could not delete a pack of \"%s\"", RelationGetRelationName(td->tg_relation));
 		}
 	}
 	SPI_finish();
