@@ -597,7 +597,7 @@ ALTER OPERATOR FAMILY @extschema@.simhash64_gin_ops USING gin ADD
  * on id.  Copy 1 keeps its key: deletes start there.
  *
  * packed => true keeps copies b > 1 as packs (section "packed copies",
- * below): one row of up to 100 rows of one block value, in place of a heap
+ * below): one row of up to 124 rows of one block value, in place of a heap
  * row each.  far_searches => false gives copy 1 too the one table of its
  * block (only_block = 1): a quarter of its index, for radius searches from
  * `blocks` bits up and nearest neighbours beyond blocks - 1 bits that stay
@@ -688,7 +688,7 @@ BEGIN
                 EXECUTE pg_catalog.format('CREATE INDEX ON %1$I.%2$I USING brin (id)', nsp, rows_table);
             END IF;
             IF packed AND b OPERATOR(pg_catalog.>) 1 THEN
-                -- the packs of up to 100 rows of one block value v, and the
+                -- the packs of up to 124 rows of one block value v, and the
                 -- view the coordinator's foreign table reads: its packed
                 -- codes come through simhash_in_block, whose block the
                 -- planner reads as the pack's v, so that the block values
@@ -1119,7 +1119,7 @@ ALTER OPERATOR FAMILY @extschema@.simhash64_gin_ops USING gin ADD
  * simhash_shard_create(..., packed => true) keeps each partition of copies
  * b > 1 as the view <t> (what the coordinator's foreign table names) over
  * <t>_recent, the rows as they arrive (a table with its hamming index),
- * and <t>_packs, one row (v, pack) per pack of up to 100 rows whose block
+ * and <t>_packs, one row (v, pack) per pack of up to 124 rows whose block
  * b is v: 16 bytes a row and a few for the pack, where a heap row costs 44
  * and its index entry 14.  Rows arrive through the view's rule into
  * <t>_recent; simhash_shard_merge packs them; the view's trigger deletes

@@ -57,22 +57,24 @@ SELECT neardup_internal.simhash_pack_merge('pk_b2_p0') = (SELECT count(*) FROM p
     AS merged_all;
 SELECT pk_diff() AS differing_after_merge;
 
--- every pack holds rows of its value only, at most 100 of them, and each
+-- every pack holds rows of its value only, at most 124 of them, and each
 -- value has at most one pack with room (a merge fills the others)
 SELECT bool_and(r.ok) AS rows_of_their_value, max(n) AS most_rows, max(open) AS most_open_packs
 FROM (SELECT p.v, octet_length(p.pack) / 16 AS n,
              (SELECT bool_and(simhash_block(r.sh, 2, 4) = p.v) FROM neardup_internal.simhash_pack_rows(p.pack) r) AS ok,
-             count(*) FILTER (WHERE octet_length(p.pack) < 1600) OVER (PARTITION BY p.v) AS open
+             count(*) FILTER (WHERE octet_length(p.pack) < 124 * 16) OVER (PARTITION BY p.v) AS open
       FROM pk_b2_p0_packs p) r;
 SELECT array_agg(octet_length(pack) / 16 ORDER BY octet_length(pack) DESC) AS rows_of_its_packs
 FROM pk_b2_p0_packs WHERE v = simhash_block('0123456789abcdef', 2, 4);
--- 60 more of that code: the pack with room takes them, and one more
-INSERT INTO pk_src SELECT 201000 + g, '0123456789abcdef', 0 FROM generate_series(1, 60) g;
-INSERT INTO pk_b2_p0 SELECT id, sh FROM pk_src WHERE id > 201000 AND id <= 201060;
+-- 130 more of that code: the pack with room fills, and one more starts
+INSERT INTO pk_src SELECT 201000 + g, '0123456789abcdef', 0 FROM generate_series(1, 130) g;
+INSERT INTO pk_b2_p0 SELECT id, sh FROM pk_src WHERE id > 201000 AND id <= 201130;
 SELECT neardup_internal.simhash_pack_merge('pk_b2_p0') AS merged;
 SELECT array_agg(octet_length(pack) / 16 ORDER BY octet_length(pack) DESC) AS rows_of_its_packs
 FROM pk_b2_p0_packs WHERE v = simhash_block('0123456789abcdef', 2, 4);
 SELECT pk_diff() AS differing_after_merge;
+-- a full pack stays in its heap row: nothing goes to TOAST
+SELECT pg_relation_size(reltoastrelid) AS toast_bytes FROM pg_class WHERE relname = 'pk_b2_p0_packs';
 
 -- block balls of block 2, as the coordinator sends them: the same rows as
 -- a scan of the source, through the index on v and the recent rows' index
