@@ -1203,10 +1203,12 @@ COMMENT ON FUNCTION neardup_internal.simhash_pack_merge(pg_catalog.regclass)
 
 /*
  * On a shard: merges every packed partition of the layout in the current
- * schema, one row per partition with the rows it moved.  Run it after a
- * load and from a scheduler (the recent rows cost as an unpacked copy's
- * until then), on its own: it locks each partition's packs against
- * deletes until its transaction ends.
+ * schema that the caller may act as the owner of (others are skipped),
+ * one row per partition with the rows it moved; each as its view's owner
+ * (simhash_pack_merge).  Run it after a load and from a scheduler (the
+ * recent rows cost as an unpacked copy's until then), on its own: it
+ * locks each partition's packs against deletes until its transaction
+ * ends.
  */
 CREATE FUNCTION @extschema@.simhash_shard_merge(layout pg_catalog.text)
 RETURNS TABLE(copy pg_catalog.regclass, moved pg_catalog.int8)
@@ -1222,6 +1224,7 @@ BEGIN
         JOIN pg_catalog.pg_trigger g ON g.tgrelid OPERATOR(pg_catalog.=) c.oid
              AND g.tgfoid OPERATOR(pg_catalog.=) 'neardup_internal.simhash_pack_delete()'::pg_catalog.regprocedure
         WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.current_schema()::pg_catalog.regnamespace
+          AND pg_catalog.pg_has_role(c.relowner, 'USAGE')
           AND pg_catalog.left(c.relname, pg_catalog.length(layout) OPERATOR(pg_catalog.+) 2)
               OPERATOR(pg_catalog.=) (layout OPERATOR(pg_catalog.||) '_b')
           AND pg_catalog.substr(c.relname, pg_catalog.length(layout) OPERATOR(pg_catalog.+) 3)

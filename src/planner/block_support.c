@@ -61,5 +61,9 @@ simhash_block_support(PG_FUNCTION_ARGS)
 		!same_int4_const(lfourth(inner->args), lthird(call->args)) ||
 		exprType(lsecond(inner->args)) != exprType((Node *) call))
 		PG_RETURN_POINTER(NULL);
+	/*
+	 * v, though simhash_in_block of a NULL code is NULL: the view's packed
+	 * codes are never NULL (a pack holds none).
+	 */
 	PG_RETURN_POINTER(lsecond(inner->args));
 }

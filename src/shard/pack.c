@@ -158,8 +158,9 @@ simhash_pack_remove(PG_FUNCTION_ARGS)
  * read simhash_block(sh, block, blocks) of those rows as their pack's v
  * (simhash_block_support, planner/block_support.c): a query's block values,
  * one or many, then select packs through the index on v.  A code that is
- * not of v (a pack written wrong) is an error rather than a row that such
- * a query would miss.
+ * not of v (a pack written wrong) is an error when its pack is read, rather
+ * than a row returned under a block value it does not have; a search of
+ * its true value, which reads other packs, does not see it.
  */
 PG_FUNCTION_INFO_V1(simhash_in_block);
 Datum

@@ -115,7 +115,9 @@ SELECT array_agg(id ORDER BY id) FROM d;
 WITH d AS (DELETE FROM pk_b2_p0 WHERE id = ANY ('{300001, 200007, 200100, 999999}') RETURNING id)
 SELECT array_agg(id ORDER BY id) FROM d;
 SELECT pk_diff('{20, 100020, 300002, 300001, 200007, 200100}') AS differing_after_deletes;
--- a delete of many rows, then a merge, which packs what is left
+-- a delete of many rows, then a merge: no recent rows, nothing moves (the
+-- packs the deletes left with room stay so until rows of their values
+-- arrive)
 WITH d AS (DELETE FROM pk_b2_p0 WHERE id % 7 = 3 RETURNING id) SELECT count(*) > 1000 AS many FROM d;
 SELECT pk_diff(ARRAY(SELECT id FROM pk_src WHERE id % 7 = 3) || '{20, 100020, 300002, 300001, 200007, 200100}') AS differing;
 SELECT neardup_internal.simhash_pack_merge('pk_b2_p0') AS merged;
@@ -185,8 +187,32 @@ CREATE OR REPLACE TRIGGER t INSTEAD OF DELETE ON pk_v FOR EACH ROW
     EXECUTE FUNCTION neardup_internal.simhash_pack_delete('no_such_table', 'pk_t', '2', '4');
 DELETE FROM pk_v;
 SELECT count(*) > 0 AS pk_src_kept FROM pk_src;
+-- or naming another view's table
+CREATE OR REPLACE TRIGGER t INSTEAD OF DELETE ON pk_v FOR EACH ROW
+    EXECUTE FUNCTION neardup_internal.simhash_pack_delete('pk_b2_p0_recent', 'pk_b2_p0_packs', '2', '4');
+DELETE FROM pk_v;
+-- a packed view's trigger replaced after it has run in this session: the
+-- new arguments are read again (here: another view's tables, refused)
+DELETE FROM pk_b2_p1 WHERE id = -1;
+SELECT min(id) AS p1_id FROM pk_src WHERE part = 1 AND id % 2 = 0 AND id < 100000 \gset
+CREATE OR REPLACE TRIGGER simhash_pack_delete INSTEAD OF DELETE ON pk_b2_p1 FOR EACH ROW
+    EXECUTE FUNCTION neardup_internal.simhash_pack_delete('public.pk_b2_p0_recent', 'public.pk_b2_p0_packs', '2', '4');
+DELETE FROM pk_b2_p1 WHERE id = :p1_id;
+CREATE OR REPLACE TRIGGER simhash_pack_delete INSTEAD OF DELETE ON pk_b2_p1 FOR EACH ROW
+    EXECUTE FUNCTION neardup_internal.simhash_pack_delete('public.pk_b2_p1_recent', 'public.pk_b2_p1_packs', '2', '4');
+WITH d AS (DELETE FROM pk_b2_p1 WHERE id = :p1_id RETURNING id) SELECT count(*) AS deleted FROM d;
+-- merges are for the view's owner, and run as it: another role merges
+-- nothing of this layout and may not merge a partition by name
+CREATE ROLE regress_pk_other;
+GRANT USAGE ON SCHEMA public TO regress_pk_other;
+SET ROLE regress_pk_other;
+SELECT count(*) AS merged_partitions FROM simhash_shard_merge('pk');
+SELECT neardup_internal.simhash_pack_merge('pk_b2_p0');
+RESET ROLE;
 \set VERBOSITY default
 
 DROP VIEW pk_v;
+REVOKE USAGE ON SCHEMA public FROM regress_pk_other;
+DROP ROLE regress_pk_other;
 DROP TABLE pk_t, pk_src, pf_rows;
 DROP FUNCTION pk_part(simhash64, int), pk_diff(bigint[]);

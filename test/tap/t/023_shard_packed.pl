@@ -232,6 +232,57 @@ ok($merge_waits && $recent == 0 && $packed == 3 * $want,
 	"a merge waits for an open delete of packed rows, then packs what is left ($packed rows for $want)");
 answers('after a delete that a merge waited for');
 
+# --- two deletes of one pack, and a merge beside a delete, on a shard ---
+# A local packed layout `pt` on s1 (no coordinator): two rows of one code
+# share a pack.
+on('s1', q{
+	SET client_min_messages = warning;
+	SELECT simhash_shard_create('pt', 4, 1, packed => true);
+	INSERT INTO pt_b2_p0 SELECT g, '0123456789abcdef' FROM generate_series(1, 10) g;
+	INSERT INTO pt_b2_p0 SELECT 100 + g, ('x' || md5(g::text))::bit(64)::bigint::simhash64 FROM generate_series(1, 200) g;
+	SELECT simhash_shard_merge('pt');});
+# A (READ COMMITTED) removes row 1 from the pack and waits; B removes row 2
+# of the same pack, waits for A's pack, and removes its row once A commits
+# (from the pack's new version: one statement's snapshot could not see it).
+my $a = $shard{s1}->background_psql('postgres');
+$a->query_safe(q{BEGIN; DELETE FROM pt_b2_p0 WHERE id = 1;});
+my $b = $shard{s1}->background_psql('postgres');
+$b->query_until(qr/deleting/, q{\echo deleting
+	DELETE FROM pt_b2_p0 WHERE id = 2;
+});
+my $b_waits = 0;
+for (my $i = 0; !$b_waits && $i < 10 * $PostgreSQL::Test::Utils::timeout_default; $i++)
+{
+	usleep(100_000);
+	$b_waits = on('s1',
+		q{SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%id = 2%'});
+}
+$a->query_safe('COMMIT');
+$a->quit;
+my $b_out = $b->query_safe('SELECT 1');
+$b->quit;
+my $left = on('s1', q{SELECT string_agg(id::text, ',' ORDER BY id) FROM pt_b2_p0 WHERE id <= 10});
+ok($b_waits && $left eq '3,4,5,6,7,8,9,10',
+	"two concurrent deletes of rows of one pack (READ COMMITTED): the second waits, then removes its row from the pack's new version (left: $left)");
+
+# A delete holds a recent row; a merge meanwhile moves the others and
+# leaves that one (it does not wait for it); the delete then removes a
+# packed row too, and commits: no deadlock, nothing lost.
+on('s1', q{INSERT INTO pt_b2_p0 SELECT 1000 + g, ('x' || md5((g + 500)::text))::bit(64)::bigint::simhash64 FROM generate_series(1, 100) g});
+my $recent_before = on('s1', 'SELECT count(*) FROM pt_b2_p0_recent');
+$a = $shard{s1}->background_psql('postgres', on_error_stop => 0);
+$a->query_safe(q{BEGIN; DELETE FROM pt_b2_p0 WHERE id = (SELECT min(id) FROM pt_b2_p0_recent);});
+my ($rc, $merged) = (0, '');
+$merged = on('s1', q{SET lock_timeout = '10s'; SELECT sum(moved) FROM simhash_shard_merge('pt')});
+$a->query('DELETE FROM pt_b2_p0 WHERE id = 3');
+my $a_err = $a->{stderr};
+$a->query('COMMIT');
+$a->quit;
+my $after = on('s1', q{SELECT (SELECT count(*) FROM pt_b2_p0_recent) || ' ' || (SELECT count(*) FROM pt_b2_p0 WHERE id = 3)});
+note "merge beside a delete: $recent_before recent rows, $merged moved, then recent and row 3: $after; the delete's errors: $a_err";
+ok($merged == $recent_before - 1 && $after eq '0 0' && $a_err eq '',
+	'a merge leaves the recent row a delete holds, moves the rest, and the delete then removes a packed row: no deadlock');
+
 # --- a packed partition moves to the other shard ---
 my $from = nd_server_of($coord, 'fp_b2_p1');
 my $to = $from eq 's1' ? 's2' : 's1';
