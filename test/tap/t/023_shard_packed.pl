@@ -30,7 +30,6 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
 use NeardupTAP;
 use NeardupShards;
 
@@ -214,13 +213,8 @@ my $merger = $shard{s1}->background_psql('postgres');
 $merger->query_until(qr/merging/, q{\echo merging
 	SELECT sum(moved) FROM simhash_shard_merge('fp');
 });
-my $merge_waits = 0;
-for (my $i = 0; !$merge_waits && $i < 10 * $PostgreSQL::Test::Utils::timeout_default; $i++)
-{
-	usleep(100_000);
-	$merge_waits = on('s1',
-		q{SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%simhash_shard_merge%'});
-}
+my $merge_waits = $shard{s1}->poll_query_until('postgres',
+	q{SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%simhash_shard_merge%'});
 $deleter->query_safe('COMMIT');
 $deleter->quit;
 $merger->query_safe('SELECT 1');
@@ -250,16 +244,11 @@ my $b = $shard{s1}->background_psql('postgres');
 $b->query_until(qr/deleting/, q{\echo deleting
 	DELETE FROM pt_b2_p0 WHERE id = 2;
 });
-my $b_waits = 0;
-for (my $i = 0; !$b_waits && $i < 10 * $PostgreSQL::Test::Utils::timeout_default; $i++)
-{
-	usleep(100_000);
-	$b_waits = on('s1',
-		q{SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%id = 2%'});
-}
+my $b_waits = $shard{s1}->poll_query_until('postgres',
+	q{SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%id = 2%'});
 $a->query_safe('COMMIT');
 $a->quit;
-my $b_out = $b->query_safe('SELECT 1');
+$b->query_safe('SELECT 1');
 $b->quit;
 my $left = on('s1', q{SELECT string_agg(id::text, ',' ORDER BY id) FROM pt_b2_p0 WHERE id <= 10});
 ok($b_waits && $left eq '3,4,5,6,7,8,9,10',
@@ -272,8 +261,7 @@ on('s1', q{INSERT INTO pt_b2_p0 SELECT 1000 + g, ('x' || md5((g + 500)::text))::
 my $recent_before = on('s1', 'SELECT count(*) FROM pt_b2_p0_recent');
 $a = $shard{s1}->background_psql('postgres', on_error_stop => 0);
 $a->query_safe(q{BEGIN; DELETE FROM pt_b2_p0 WHERE id = (SELECT min(id) FROM pt_b2_p0_recent);});
-my ($rc, $merged) = (0, '');
-$merged = on('s1', q{SET lock_timeout = '10s'; SELECT sum(moved) FROM simhash_shard_merge('pt')});
+my $merged = on('s1', q{SET lock_timeout = '10s'; SELECT sum(moved) FROM simhash_shard_merge('pt')});
 $a->query('DELETE FROM pt_b2_p0 WHERE id = 3');
 my $a_err = $a->{stderr};
 $a->query('COMMIT');
