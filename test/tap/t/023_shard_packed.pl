@@ -4,7 +4,9 @@
 # node's while rows sit in the recent tables, in packs, or both.
 #
 # One coordinator and two shards; layout `fp` (4 blocks, 4 partitions per
-# copy) and `fp_one`, a local table with the same rows.  Checked:
+# copy; far_searches => false, so that copy 1's index of one table answers
+# the radius searches from 4 bits up and the nearest neighbours) and
+# `fp_one`, a local table with the same rows.  Checked:
 #   - inserts through the coordinator land in the recent tables of copies
 #     2 to 4; simhash_shard_merge packs them (every row, none left behind);
 #   - radius search at radius 0..5, KNN and the nightly clusters equal the
@@ -47,7 +49,7 @@ for my $s (@names)
 		'postgres', qq{
 		SET client_min_messages = warning;
 		CREATE EXTENSION neardup;
-		SELECT simhash_shard_create('fp', 4, $parts, packed => true);
+		SELECT simhash_shard_create('fp', 4, $parts, packed => true, far_searches => false);
 	});
 }
 nd_coordinator($coord, map { $shard{$_} } @names);
