@@ -32,14 +32,7 @@ PG_FUNCTION_INFO_V1(simhash_block);
 Datum
 simhash_block(PG_FUNCTION_ARGS)
 {
-	uint64		code = PG_GETARG_SIMHASH64(0);
-	int32		block = PG_GETARG_INT32(1);
-	int32		blocks = PG_GETARG_INT32(2);
-	nd_layout	layout;
-
-	nd_check_block_args(block, blocks);
-	nd_layout_init(&layout, blocks);
-	PG_RETURN_INT64((int64) nd_block(&layout, block - 1, code));
+	PG_RETURN_INT64(nd_checked_block(PG_GETARG_SIMHASH64(0), PG_GETARG_INT32(1), PG_GETARG_INT32(2)));
 }
 
 /*

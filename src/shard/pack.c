@@ -24,7 +24,6 @@
 #include "utils/tuplestore.h"
 
 #include "pg_compat.h"
-#include "core/nd_permute.h"
 #include "type/hamming_ball.h"
 #include "type/simhash64.h"
 
@@ -44,6 +43,14 @@ pack_pairs(bytea *pack, int *n)
 	return VARDATA_ANY(pack);
 }
 
+/* pair i of a pack (the bytes are not aligned) */
+static inline void
+pack_pair(const char *pairs, int i, int64 *id, uint64 *code)
+{
+	memcpy(id, pairs + i * PACK_PAIR, sizeof(*id));
+	memcpy(code, pairs + i * PACK_PAIR + sizeof(*id), sizeof(*code));
+}
+
 /* the first pair equal to (id, code), or -1 */
 static int
 pack_find(const char *pairs, int n, int64 id, uint64 code)
@@ -53,8 +60,7 @@ pack_find(const char *pairs, int n, int64 id, uint64 code)
 		int64		pid;
 		uint64		pcode;
 
-		memcpy(&pid, pairs + i * PACK_PAIR, sizeof(pid));
-		memcpy(&pcode, pairs + i * PACK_PAIR + sizeof(pid), sizeof(pcode));
+		pack_pair(pairs, i, &pid, &pcode);
 		if (pid == id && pcode == code)
 			return i;
 	}
@@ -95,8 +101,7 @@ simhash_pack_rows(PG_FUNCTION_ARGS)
 		Datum		values[2];
 		bool		nulls[2] = {false, false};
 
-		memcpy(&id, pairs + i * PACK_PAIR, sizeof(id));
-		memcpy(&code, pairs + i * PACK_PAIR + sizeof(id), sizeof(code));
+		pack_pair(pairs, i, &id, &code);
 		values[0] = Int64GetDatum(id);
 		values[1] = Simhash64GetDatum(code);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -170,11 +175,8 @@ simhash_in_block(PG_FUNCTION_ARGS)
 	int64		v = PG_GETARG_INT64(1);
 	int32		block = PG_GETARG_INT32(2);
 	int32		blocks = PG_GETARG_INT32(3);
-	nd_layout	layout;
 
-	nd_check_block_args(block, blocks);
-	nd_layout_init(&layout, blocks);
-	if ((int64) nd_block(&layout, block - 1, code) != v)
+	if (nd_checked_block(code, block, blocks) != v)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("fingerprint %016llx is not of block value " INT64_FORMAT " of block %d of %d",

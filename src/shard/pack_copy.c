@@ -44,7 +44,6 @@
 #include "utils/varlena.h"
 
 #include "pg_compat.h"
-#include "core/nd_permute.h"
 #include "shared/extension_catalog.h"
 #include "type/hamming_ball.h"
 #include "type/simhash64.h"
@@ -337,7 +336,6 @@ simhash_pack_delete(PG_FUNCTION_ARGS)
 {
 	TriggerData *td = (TriggerData *) fcinfo->context;
 	PackPlans  *pp;
-	nd_layout	layout;
 	HeapTuple	old;
 	bool		isnull;
 	Datum		args[3];
@@ -358,8 +356,7 @@ simhash_pack_delete(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	pp = plans_for(td->tg_trigger, td->tg_relation);
-	nd_layout_init(&layout, pp->blocks);
-	args[2] = Int64GetDatum((int64) nd_block(&layout, pp->block - 1, DatumGetSimhash64(args[1])));
+	args[2] = Int64GetDatum(nd_checked_block(DatumGetSimhash64(args[1]), pp->block, pp->blocks));
 	removed = remove_row(pp, args);
 	SPI_finish();
 	PG_RETURN_POINTER(removed ? old : NULL);

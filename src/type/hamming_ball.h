@@ -111,6 +111,21 @@ nd_check_block_args(int block, int blocks)
 }
 
 /*
+ * The value of block `block` (from 1) of a code cut into `blocks`, its
+ * arguments checked first: simhash_block(), and what a packed copy's rows
+ * are checked and found by.
+ */
+static inline int64
+nd_checked_block(uint64 code, int block, int blocks)
+{
+	nd_layout	layout;
+
+	nd_check_block_args(block, blocks);
+	nd_layout_init(&layout, blocks);
+	return (int64) nd_block(&layout, block - 1, code);
+}
+
+/*
  * The bits of block `block` (from 1) of `blocks`, in place: nd_layout_init's
  * cut, the first 64 % blocks blocks one bit wider.
  */
