@@ -28,7 +28,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 nd_build
 nd_stage
 
-export ROWS=${ROWS:-1000000} PARTS=${PARTS:-16} ND=${ND:-200} ID_ORDER=${ID_ORDER:-in order}
+export ROOT ROWS=${ROWS:-1000000} PARTS=${PARTS:-16} ND=${ND:-200} ID_ORDER=${ID_ORDER:-in order}
 
 nd_in_cluster bash -s <<'SCRIPT' 2>&1 | grep -v '^Dropping cluster'
 set -euo pipefail
@@ -109,19 +109,8 @@ done
 report_bytes "indexes rebuilt"
 # deletes, interleaved: the same ids from both layouts, one session (its
 # connections to the shards open, as an application's pool keeps them)
-# ND deletes of 1 id, ND / 20 of 100 ids and 2 of 10,000 ids, random ids;
-# then 20 of an id in no copy, as an idempotent retry asks for (n = 0):
-# found in copy 1 by none, so looked for by id in every partition of
-# copies 2 to 4
-q -c "CREATE TABLE del_ids AS SELECT k, array_agg(id ORDER BY id) AS ids, count(*) AS n
-      FROM (SELECT id, CASE WHEN rn <= $ND THEN rn
-                            WHEN rn <= $ND + $ND / 20 * 100 THEN $ND + 1 + (rn - $ND - 1) / 100
-                            ELSE $ND * 2 + (rn - $ND - $ND / 20 * 100 - 1) / 10000 END AS k
-            FROM (SELECT id, row_number() OVER (ORDER BY hashint8(id)) AS rn FROM src) s
-            WHERE rn <= $ND + $ND / 20 * 100 + 20000) x GROUP BY k" \
-  -c "INSERT INTO del_ids SELECT (SELECT max(k) FROM del_ids) + j, ARRAY[-j]::bigint[], 0
-      FROM generate_series(1, 20) j" \
-  -c "CREATE TABLE del_res (layout text, n int, ms float8, deleted bigint)"
+# (layout_delete_ids.sql says which)
+q -v nd="$ND" -f "$ROOT/test/bench/layout_delete_ids.sql"
 q <<'SQL'
 DO $$
 DECLARE

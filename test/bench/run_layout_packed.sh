@@ -30,7 +30,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 nd_build
 nd_stage
 
-export ROWS=${ROWS:-1000000} PARTS=${PARTS:-16} NQ=${NQ:-300} ND=${ND:-200}
+export ROOT ROWS=${ROWS:-1000000} PARTS=${PARTS:-16} NQ=${NQ:-300} ND=${ND:-200}
 
 nd_in_cluster bash -s <<'SCRIPT' 2>&1 | grep -v '^Dropping cluster'
 set -euo pipefail
@@ -156,15 +156,7 @@ echo "# answers that differ from as made's (same code, same query): $(q -c "
 SELECT count(*) FROM q_res a JOIN q_res b ON a.k = b.k AND a.what = b.what AND a.layout = 'fp' AND b.layout <> 'fp'
 WHERE a.digest IS DISTINCT FROM b.digest")"
 echo
-q -c "CREATE TABLE del_ids AS SELECT k, array_agg(id ORDER BY id) AS ids, count(*) AS n
-      FROM (SELECT id, CASE WHEN rn <= $ND THEN rn
-                            WHEN rn <= $ND + $ND / 20 * 100 THEN $ND + 1 + (rn - $ND - 1) / 100
-                            ELSE $ND * 2 + (rn - $ND - $ND / 20 * 100 - 1) / 10000 END AS k
-            FROM (SELECT id, row_number() OVER (ORDER BY hashint8(id)) AS rn FROM src) s
-            WHERE rn <= $ND + $ND / 20 * 100 + 20000) x GROUP BY k" \
-  -c "INSERT INTO del_ids SELECT (SELECT max(k) FROM del_ids) + j, ARRAY[-j]::bigint[], 0
-      FROM generate_series(1, 20) j" \
-  -c "CREATE TABLE del_res (layout text, n int, ms float8, deleted bigint)"
+q -v nd="$ND" -f "$ROOT/test/bench/layout_delete_ids.sql"
 q <<'SQL'
 DO $$
 DECLARE
