@@ -178,8 +178,9 @@ simhash_in_block(PG_FUNCTION_ARGS)
 
 	if (nd_checked_block(code, block, blocks) != v)
 		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("fingerprint %016llx is not of block value " INT64_FORMAT " of block %d of %d",
-						(unsigned long long) code, v, block, blocks)));
+						(unsigned long long) code, v, block, blocks),
+				 errdetail("Read from a packed copy's view, a pack holds a row of another block value.")));
 	PG_RETURN_SIMHASH64(code);
 }

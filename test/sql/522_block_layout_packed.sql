@@ -168,6 +168,7 @@ SELECT simhash_shard_create('pkx', 4, 2, packed => NULL);
 SELECT simhash_shard_merge(NULL);
 SELECT neardup_internal.simhash_pack_merge('pk_b1_p0');
 SELECT neardup_internal.simhash_pack_merge('pk_b2_p0_packs');
+SELECT neardup_internal.simhash_in_block('0123456789abcdef', 3, 1, 4);
 SELECT neardup_internal.simhash_pack_rows('\x0102');
 SELECT neardup_internal.simhash_pack_holds('\x0102', 1, '0000000000000000');
 SELECT neardup_internal.simhash_pack_remove(neardup_internal.simhash_pack_row(1, '0000000000000001'), 1, '0000000000000000')
